@@ -1,0 +1,122 @@
+// Package backend declares what the API routers need from the engine. The
+// daemon implements these interfaces; the routers know nothing else of it.
+package backend
+
+import (
+	"context"
+	"io"
+
+	"github.com/docker/docker/api/types"
+	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	imagetypes "github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+)
+
+// System serves /_ping, /version and /info.
+type System interface {
+	SystemInfo(ctx context.Context) (*Info, error)
+	SystemVersion(ctx context.Context) types.Version
+}
+
+// Info is Docker's system.Info plus this engine's own fields.
+type Info struct {
+	InfoBase
+	// NumberOfHooks counts the executables in the hooks directory, as the
+	// daemon sees them (a remote client cannot count them itself).
+	NumberOfHooks int `json:"NumberOfDockerHooks"`
+}
+
+// CreateParams is a decoded POST /containers/create.
+type CreateParams struct {
+	Name       string
+	Config     *containertypes.Config
+	HostConfig *containertypes.HostConfig
+	Networking *network.NetworkingConfig
+	// InitSystem is Config.Init, this engine's extension ("systemd").
+	InitSystem string
+	Platform   string
+}
+
+// StreamFunc is called once the request has been validated, to take over
+// the connection; it returns where the container's streams go.
+type StreamFunc func(tty bool) (stdin io.ReadCloser, stdout, stderr io.Writer, err error)
+
+// AttachConfig is a decoded POST /containers/{id}/attach.
+type AttachConfig struct {
+	Stdin, Stdout, Stderr bool
+	Stream, Logs          bool
+	DetachKeys            string
+}
+
+// ListOptions is a decoded GET /containers/json.
+type ListOptions struct {
+	All     bool
+	Limit   int
+	Size    bool
+	Filters filters.Args
+}
+
+// Containers serves /containers/... and /exec/...
+type Containers interface {
+	ContainerCreate(ctx context.Context, p CreateParams) (containertypes.CreateResponse, error)
+	ContainerStart(ctx context.Context, name string) error
+	ContainerStop(ctx context.Context, name string, opts containertypes.StopOptions) error
+	ContainerRestart(ctx context.Context, name string, opts containertypes.StopOptions) error
+	ContainerKill(ctx context.Context, name, signal string) error
+	ContainerWait(ctx context.Context, name string, cond containertypes.WaitCondition) (<-chan containertypes.WaitResponse, error)
+	ContainerRemove(ctx context.Context, name string, opts containertypes.RemoveOptions) error
+	ContainerList(ctx context.Context, opts ListOptions) ([]*containertypes.Summary, error)
+	ContainerInspect(ctx context.Context, name string, size bool) (*containertypes.InspectResponse, error)
+	ContainerLogs(ctx context.Context, name string, opts containertypes.LogsOptions, out StreamFunc) error
+	ContainerAttach(ctx context.Context, name string, cfg AttachConfig, out StreamFunc) error
+	ContainerResize(ctx context.Context, name string, height, width uint) error
+	ExecCreate(ctx context.Context, name string, cfg *containertypes.ExecOptions) (string, error)
+	ExecStart(ctx context.Context, id string, opts containertypes.ExecStartOptions, out StreamFunc) error
+	ExecInspect(ctx context.Context, id string) (*ExecInspect, error)
+	ExecResize(ctx context.Context, id string, height, width uint) error
+}
+
+// ExecInspect is GET /exec/{id}/json.
+type ExecInspect struct {
+	ID            string
+	Running       bool
+	ExitCode      *int
+	ProcessConfig struct {
+		Tty        bool     `json:"tty"`
+		Entrypoint string   `json:"entrypoint"`
+		Arguments  []string `json:"arguments"`
+		Privileged bool     `json:"privileged"`
+		User       string   `json:"user"`
+	}
+	OpenStdin, OpenStderr, OpenStdout bool
+	CanRemove                         bool
+	ContainerID                       string
+	DetachKeys                        string
+	Pid                               int
+}
+
+// ImportParams is a decoded POST /images/create?fromSrc=...
+type ImportParams struct {
+	Repo, Tag, Message string
+	Changes            []string
+	Platform           string
+}
+
+// Images serves /images/...
+type Images interface {
+	ImageList(ctx context.Context, all bool, f filters.Args) ([]*imagetypes.Summary, error)
+	ImageInspect(ctx context.Context, ref string) (*imagetypes.InspectResponse, error)
+	ImageTag(ctx context.Context, source, repo, tag string) error
+	ImageDelete(ctx context.Context, ref string, force, prune bool) ([]imagetypes.DeleteResponse, error)
+	ImageImport(ctx context.Context, src io.Reader, p ImportParams, out io.Writer) error
+	ImageLoad(ctx context.Context, src io.Reader, quiet bool, out io.Writer) error
+	ImageSave(ctx context.Context, names []string, out io.Writer) error
+}
+
+// Backend is everything the API serves.
+type Backend interface {
+	System
+	Containers
+	Images
+}

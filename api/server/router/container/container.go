@@ -1,0 +1,317 @@
+// Package container routes /containers/... and /exec/...
+package container
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	containertypes "github.com/docker/docker/api/types/container"
+
+	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/api/server/httputils"
+	"github.com/sdengine/engine/api/server/router"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+type containerRouter struct{ b backend.Containers }
+
+// New returns the container and exec router.
+func New(b backend.Containers) router.Router { return &containerRouter{b: b} }
+
+func (c *containerRouter) Routes() []router.Route {
+	return []router.Route{
+		{Method: http.MethodGet, Path: "/containers/json", Handler: c.list},
+		{Method: http.MethodPost, Path: "/containers/create", Handler: c.create},
+		{Method: http.MethodGet, Path: "/containers/{name:.*}/json", Handler: c.inspect},
+		{Method: http.MethodGet, Path: "/containers/{name:.*}/logs", Handler: c.logs},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/start", Handler: c.start},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/stop", Handler: c.stop},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/restart", Handler: c.restart},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/kill", Handler: c.kill},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/wait", Handler: c.wait},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/attach", Handler: c.attach},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/resize", Handler: c.resize},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/exec", Handler: c.execCreate},
+		{Method: http.MethodDelete, Path: "/containers/{name:.*}", Handler: c.remove},
+		{Method: http.MethodPost, Path: "/exec/{id:.*}/start", Handler: c.execStart},
+		{Method: http.MethodPost, Path: "/exec/{id:.*}/resize", Handler: c.execResize},
+		{Method: http.MethodGet, Path: "/exec/{id:.*}/json", Handler: c.execInspect},
+	}
+}
+
+func (c *containerRouter) list(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	f, err := httputils.Filters(r)
+	if err != nil {
+		return err
+	}
+	limit, err := httputils.IntValue(r, "limit", 0)
+	if err != nil {
+		return err
+	}
+	list, err := c.b.ContainerList(ctx, backend.ListOptions{
+		All: httputils.BoolValue(r, "all"), Limit: limit, Size: httputils.BoolValue(r, "size"), Filters: f,
+	})
+	if err != nil {
+		return err
+	}
+	return httputils.WriteJSON(w, http.StatusOK, list)
+}
+
+// createBody is the create request with this engine's Config.Init
+// extension. Config is embedded in the request, so "Init" sits at the top
+// level of the JSON object, beside Cmd and Env.
+type createBody struct {
+	containertypes.CreateRequest
+	Init *string `json:"Init,omitempty"`
+}
+
+func (c *containerRouter) create(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	var body createBody
+	if err := httputils.ReadJSON(r, &body, false); err != nil {
+		return err
+	}
+	if body.Config == nil {
+		return errdefs.InvalidParameter(fmt.Errorf("config cannot be empty in order to create a container"))
+	}
+	p := backend.CreateParams{
+		Name:       r.FormValue("name"),
+		Config:     body.Config,
+		HostConfig: body.HostConfig,
+		Networking: body.NetworkingConfig,
+		Platform:   r.FormValue("platform"),
+	}
+	if body.Init != nil {
+		p.InitSystem = *body.Init
+	}
+	if p.HostConfig == nil {
+		p.HostConfig = &containertypes.HostConfig{}
+	}
+	resp, err := c.b.ContainerCreate(ctx, p)
+	if err != nil {
+		return err
+	}
+	return httputils.WriteJSON(w, http.StatusCreated, resp)
+}
+
+func (c *containerRouter) inspect(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	resp, err := c.b.ContainerInspect(ctx, vars["name"], httputils.BoolValue(r, "size"))
+	if err != nil {
+		return err
+	}
+	return httputils.WriteJSON(w, http.StatusOK, resp)
+}
+
+func (c *containerRouter) start(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	// Clients older than 1.24 could send a HostConfig here; we do not
+	// support that, and newer ones send nothing or "{}".
+	if err := c.b.ContainerStart(ctx, vars["name"]); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func stopOptions(r *http.Request) (containertypes.StopOptions, error) {
+	opts := containertypes.StopOptions{Signal: r.FormValue("signal")}
+	if t := r.FormValue("t"); t != "" {
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return opts, errdefs.InvalidParameter(fmt.Errorf("invalid value for t: %q", t))
+		}
+		opts.Timeout = &n
+	}
+	return opts, nil
+}
+
+func (c *containerRouter) stop(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	opts, err := stopOptions(r)
+	if err != nil {
+		return err
+	}
+	if err := c.b.ContainerStop(ctx, vars["name"], opts); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (c *containerRouter) restart(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	opts, err := stopOptions(r)
+	if err != nil {
+		return err
+	}
+	if err := c.b.ContainerRestart(ctx, vars["name"], opts); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (c *containerRouter) kill(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	if err := c.b.ContainerKill(ctx, vars["name"], r.FormValue("signal")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (c *containerRouter) wait(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	cond := containertypes.WaitCondition(r.FormValue("condition"))
+	switch cond {
+	case "":
+		cond = containertypes.WaitConditionNotRunning
+	case containertypes.WaitConditionNotRunning, containertypes.WaitConditionNextExit, containertypes.WaitConditionRemoved:
+	default:
+		return errdefs.InvalidParameter(fmt.Errorf("invalid condition: %q", cond))
+	}
+	ch, err := c.b.ContainerWait(ctx, vars["name"], cond)
+	if err != nil {
+		return err
+	}
+	// Send the headers now: a client waits for them before it starts the
+	// container (docker run), and the body follows when the wait ends.
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	select {
+	case resp := <-ch:
+		return json.NewEncoder(w).Encode(resp)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+func (c *containerRouter) remove(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	opts := containertypes.RemoveOptions{
+		RemoveVolumes: httputils.BoolValue(r, "v"),
+		RemoveLinks:   httputils.BoolValue(r, "link"),
+		Force:         httputils.BoolValue(r, "force"),
+	}
+	if err := c.b.ContainerRemove(ctx, vars["name"], opts); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (c *containerRouter) logs(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	opts := containertypes.LogsOptions{
+		ShowStdout: httputils.BoolValue(r, "stdout"),
+		ShowStderr: httputils.BoolValue(r, "stderr"),
+		Timestamps: httputils.BoolValue(r, "timestamps"),
+		Follow:     httputils.BoolValue(r, "follow"),
+		Since:      r.FormValue("since"),
+		Until:      r.FormValue("until"),
+		Tail:       r.FormValue("tail"),
+		Details:    httputils.BoolValue(r, "details"),
+	}
+	if !opts.ShowStdout && !opts.ShowStderr {
+		return errdefs.InvalidParameter(fmt.Errorf("you must choose at least one stream"))
+	}
+	return c.b.ContainerLogs(ctx, vars["name"], opts, func(tty bool) (io.ReadCloser, io.Writer, io.Writer, error) {
+		// Logs are plain HTTP, not hijacked: stdcopy frames unless tty.
+		return logStreams(w, r, tty)
+	})
+}
+
+func (c *containerRouter) attach(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	cfg := backend.AttachConfig{
+		Stdin:      httputils.BoolValue(r, "stdin"),
+		Stdout:     httputils.BoolValue(r, "stdout"),
+		Stderr:     httputils.BoolValue(r, "stderr"),
+		Stream:     httputils.BoolValue(r, "stream"),
+		Logs:       httputils.BoolValue(r, "logs"),
+		DetachKeys: r.FormValue("detachKeys"),
+	}
+	return c.b.ContainerAttach(ctx, vars["name"], cfg, hijacker(w, r))
+}
+
+// hijacker returns a StreamFunc that takes over the connection.
+func hijacker(w http.ResponseWriter, r *http.Request) backend.StreamFunc {
+	return func(tty bool) (io.ReadCloser, io.Writer, io.Writer, error) {
+		s, err := httputils.Hijack(w, r, tty)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return &streamCloser{s}, s.Stdout, s.Stderr, nil
+	}
+}
+
+// streamCloser is the stdin side of a hijacked stream; closing it ends the
+// whole connection, which is how the backend says "done".
+type streamCloser struct{ s *httputils.Stream }
+
+func (sc *streamCloser) Read(p []byte) (int, error) { return sc.s.Stdin.Read(p) }
+func (sc *streamCloser) Close() error               { return sc.s.Close() }
+
+func (c *containerRouter) resize(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	h, wd, err := size(r)
+	if err != nil {
+		return err
+	}
+	return c.b.ContainerResize(ctx, vars["name"], h, wd)
+}
+
+func size(r *http.Request) (uint, uint, error) {
+	h, err := strconv.ParseUint(r.FormValue("h"), 10, 32)
+	if err != nil {
+		return 0, 0, errdefs.InvalidParameter(fmt.Errorf("invalid value for h: %q", r.FormValue("h")))
+	}
+	w, err := strconv.ParseUint(r.FormValue("w"), 10, 32)
+	if err != nil {
+		return 0, 0, errdefs.InvalidParameter(fmt.Errorf("invalid value for w: %q", r.FormValue("w")))
+	}
+	return uint(h), uint(w), nil
+}
+
+func (c *containerRouter) execCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	var cfg containertypes.ExecOptions
+	if err := httputils.ReadJSON(r, &cfg, false); err != nil {
+		return err
+	}
+	if len(cfg.Cmd) == 0 {
+		return errdefs.InvalidParameter(fmt.Errorf("No exec command specified"))
+	}
+	id, err := c.b.ExecCreate(ctx, vars["name"], &cfg)
+	if err != nil {
+		return err
+	}
+	return httputils.WriteJSON(w, http.StatusCreated, containertypes.ExecCreateResponse{ID: id})
+}
+
+func (c *containerRouter) execStart(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	var opts containertypes.ExecStartOptions
+	if err := httputils.ReadJSON(r, &opts, true); err != nil {
+		return err
+	}
+	if opts.Detach {
+		if err := c.b.ExecStart(ctx, vars["id"], opts, nil); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	return c.b.ExecStart(ctx, vars["id"], opts, hijacker(w, r))
+}
+
+func (c *containerRouter) execResize(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	h, wd, err := size(r)
+	if err != nil {
+		return err
+	}
+	return c.b.ExecResize(ctx, vars["id"], h, wd)
+}
+
+func (c *containerRouter) execInspect(ctx context.Context, w http.ResponseWriter, _ *http.Request, vars map[string]string) error {
+	resp, err := c.b.ExecInspect(ctx, vars["id"])
+	if err != nil {
+		return err
+	}
+	return httputils.WriteJSON(w, http.StatusOK, resp)
+}

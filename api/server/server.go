@@ -1,0 +1,181 @@
+// Package server serves the Docker Engine API: routing with gorilla/mux,
+// API version negotiation, and Docker's error format.
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/docker/docker/api/types/versions"
+	"github.com/gorilla/mux"
+
+	"github.com/sdengine/engine/api/server/httputils"
+	"github.com/sdengine/engine/api/server/router"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// The API versions served. DefaultVersion is the one github.com/docker/docker
+// v28.5's api/types implement; MinVersion is the oldest the stock CLI may
+// negotiate down to.
+const (
+	DefaultVersion = "1.51"
+	MinVersion     = "1.24"
+)
+
+// Server is the HTTP side of the daemon.
+type Server struct {
+	handler http.Handler
+	servers []*http.Server
+}
+
+// New builds the handler from the routers.
+func New(routers ...router.Router) *Server {
+	m := mux.NewRouter()
+	for _, rt := range routers {
+		for _, r := range rt.Routes() {
+			h := makeHandler(r)
+			m.Path("/v{version:[0-9.]+}" + r.Path).Methods(r.Method).Handler(h)
+			m.Path(r.Path).Methods(r.Method).Handler(h)
+		}
+	}
+	// Endpoints of the Engine API that this engine does not have yet answer
+	// 501 naming themselves, so a client sees what is missing instead of a
+	// confusing 404.
+	for _, u := range unimplemented {
+		method, path, _ := strings.Cut(u, " ")
+		h := notImplemented(u)
+		m.Path("/v{version:[0-9.]+}" + path).Methods(method).Handler(h)
+		m.Path(path).Methods(method).Handler(h)
+	}
+	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
+	})
+	m.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
+	})
+	return &Server{handler: m}
+}
+
+// Handler exposes the routing for tests.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves on l until it is closed.
+func (s *Server) Serve(l net.Listener) error {
+	srv := &http.Server{Handler: s.handler}
+	s.servers = append(s.servers, srv)
+	err := srv.Serve(l)
+	if err == http.ErrServerClosed {
+		return nil
+	}
+	return err
+}
+
+// Close stops accepting requests; hijacked streams are left to end on
+// their own.
+func (s *Server) Close(ctx context.Context) {
+	for _, srv := range s.servers {
+		_ = srv.Shutdown(ctx)
+	}
+}
+
+func makeHandler(r router.Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		vars := mux.Vars(req)
+		version := vars["version"]
+		if version == "" {
+			version = DefaultVersion
+		}
+		if versions.LessThan(version, MinVersion) {
+			httputils.WriteError(w, req, errdefs.InvalidParameter(fmt.Errorf(
+				"client version %s is too old. Minimum supported API version is %s, please upgrade your client to a newer version", version, MinVersion)))
+			return
+		}
+		if versions.GreaterThan(version, DefaultVersion) {
+			httputils.WriteError(w, req, errdefs.InvalidParameter(fmt.Errorf(
+				"client version %s is too new. Maximum supported API version is %s", version, DefaultVersion)))
+			return
+		}
+		w.Header().Set("Server", "Docker/"+EngineVersion+" (linux)")
+		w.Header().Set("Api-Version", DefaultVersion)
+		w.Header().Set("Ostype", "linux")
+		if err := req.ParseForm(); err != nil {
+			httputils.WriteError(w, req, errdefs.InvalidParameter(fmt.Errorf("parse query: %w", err)))
+			return
+		}
+		ctx := httputils.WithVersion(req.Context(), version)
+		slog.Debug("API request", "method", req.Method, "path", req.URL.Path)
+		defer func() {
+			// A handler bug must cost one request, never the daemon.
+			if p := recover(); p != nil {
+				slog.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", p)
+				httputils.WriteError(w, req, fmt.Errorf("internal error: %v", p))
+			}
+		}()
+		if err := r.Handler(ctx, w, req, vars); err != nil {
+			httputils.WriteError(w, req, err)
+		}
+	})
+}
+
+// EngineVersion is what /version reports as the engine's own version.
+var EngineVersion = "28.5.2-sd"
+
+func notImplemented(what string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httputils.WriteError(w, r, errdefs.NotImplemented(fmt.Errorf("%s is not implemented by this engine yet", what)))
+	})
+}
+
+// unimplemented lists Engine API endpoints not built yet.
+var unimplemented = []string{
+	"GET /events",
+	"GET /system/df",
+	"POST /build",
+	"POST /build/prune",
+	"POST /build/cancel",
+	"POST /commit",
+	"POST /auth",
+	"GET /images/search",
+	"POST /images/{name:.*}/push",
+	"GET /images/{name:.*}/history",
+	"POST /images/prune",
+	"GET /distribution/{name:.*}/json",
+	"GET /containers/{name:.*}/top",
+	"GET /containers/{name:.*}/stats",
+	"GET /containers/{name:.*}/changes",
+	"GET /containers/{name:.*}/export",
+	"GET /containers/{name:.*}/archive",
+	"HEAD /containers/{name:.*}/archive",
+	"PUT /containers/{name:.*}/archive",
+	"POST /containers/{name:.*}/pause",
+	"POST /containers/{name:.*}/unpause",
+	"POST /containers/{name:.*}/rename",
+	"POST /containers/{name:.*}/update",
+	"POST /containers/{name:.*}/copy",
+	"POST /containers/prune",
+	"GET /networks",
+	"GET /networks/{id:.*}",
+	"POST /networks/create",
+	"POST /networks/{id:.*}/connect",
+	"POST /networks/{id:.*}/disconnect",
+	"POST /networks/prune",
+	"DELETE /networks/{id:.*}",
+	"GET /volumes",
+	"GET /volumes/{name:.*}",
+	"POST /volumes/create",
+	"POST /volumes/prune",
+	"DELETE /volumes/{name:.*}",
+	"GET /plugins",
+	"GET /swarm",
+	"POST /swarm/init",
+	"GET /nodes",
+	"GET /services",
+	"GET /tasks",
+	"GET /secrets",
+	"GET /configs",
+	"POST /session",
+}

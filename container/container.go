@@ -1,0 +1,101 @@
+// Package container holds the Container model: its configuration, its
+// state machine and its on-disk form. It knows nothing of how a container is
+// run; the daemon drives the state transitions.
+package container
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	containertypes "github.com/docker/docker/api/types/container"
+
+	"github.com/sdengine/engine/pkg/atomicfile"
+)
+
+// configFile is the one file a container's whole record lives in, so that
+// a crash can never leave its config and its state out of step.
+const configFile = "config.v2.json"
+
+// Container is one container as the daemon knows it.
+type Container struct {
+	mu sync.Mutex
+
+	ID         string
+	Name       string // with the leading "/" as Docker keeps it
+	Created    time.Time
+	Path       string
+	Args       []string
+	Config     *containertypes.Config
+	HostConfig *containertypes.HostConfig
+	ImageID    string // "sha256:..."
+	// InitSystem is the `Config.Init` extension: "systemd" boots an init.
+	InitSystem string
+	Driver     string
+	LogPath    string
+	State      State
+
+	// Root is the container's directory under the daemon's data root.
+	Root string `json:"-"`
+	// RestartCount is kept for the API's benefit; restart policies are not
+	// applied by this engine yet.
+	RestartCount int
+}
+
+// New makes a container record in root (the containers directory).
+func New(root, id, name string) *Container {
+	return &Container{
+		ID:      id,
+		Name:    name,
+		Created: time.Now().UTC(),
+		Root:    filepath.Join(root, id),
+		State:   State{Status: StatusCreated},
+	}
+}
+
+// Lock and Unlock guard every field; callers hold the lock around reads that
+// must be consistent (inspect) and around every transition.
+func (c *Container) Lock()   { c.mu.Lock() }
+func (c *Container) Unlock() { c.mu.Unlock() }
+
+// Path of a file in the container's directory.
+func (c *Container) File(name string) string { return filepath.Join(c.Root, name) }
+
+// ShortID is the 12-character form used for hostnames and tables.
+func (c *Container) ShortID() string { return c.ID[:12] }
+
+// SaveLocked writes the record atomically. The caller holds the lock.
+func (c *Container) SaveLocked() error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encode container %s: %w", c.ID, err)
+	}
+	return atomicfile.Write(c.File(configFile), data, 0o600)
+}
+
+// Save locks and writes the record.
+func (c *Container) Save() error {
+	c.Lock()
+	defer c.Unlock()
+	return c.SaveLocked()
+}
+
+// Load reads the record of the container in dir.
+func Load(dir string) (*Container, error) {
+	data, err := os.ReadFile(filepath.Join(dir, configFile))
+	if err != nil {
+		return nil, fmt.Errorf("read container record: %w", err)
+	}
+	c := &Container{}
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, fmt.Errorf("corrupt container record %s: %w", filepath.Join(dir, configFile), err)
+	}
+	if c.ID == "" || c.ID != filepath.Base(dir) || c.Config == nil || c.HostConfig == nil {
+		return nil, fmt.Errorf("corrupt container record %s: missing or mismatched fields", filepath.Join(dir, configFile))
+	}
+	c.Root = dir
+	return c, nil
+}

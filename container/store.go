@@ -1,0 +1,136 @@
+package container
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// validName is Docker's rule for container names.
+var validName = regexp.MustCompile(`^/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
+
+// Store indexes containers by ID and name and resolves references the way
+// Docker does: full ID, exact name, then a unique ID prefix.
+type Store struct {
+	root  string
+	mu    sync.RWMutex
+	byID  map[string]*Container
+	names map[string]string // "/name" -> ID
+}
+
+// NewStore loads every container under root. A record that cannot be read
+// is logged and skipped; it never stops the others from loading.
+func NewStore(root string) (*Store, error) {
+	if err := os.MkdirAll(root, 0o710); err != nil {
+		return nil, fmt.Errorf("create containers dir: %w", err)
+	}
+	s := &Store{root: root, byID: map[string]*Container{}, names: map[string]string{}}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("read containers dir: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		c, err := Load(filepath.Join(root, e.Name()))
+		if err != nil {
+			slog.Error("skipping container whose record cannot be read", "id", e.Name(), "err", err)
+			continue
+		}
+		if other, taken := s.names[c.Name]; taken {
+			slog.Error("two containers claim one name; keeping the first", "name", c.Name, "id", c.ID, "other", other)
+			c.Name = "/" + c.ID
+		}
+		s.byID[c.ID] = c
+		s.names[c.Name] = c.ID
+	}
+	return s, nil
+}
+
+// Root is the directory container records live in.
+func (s *Store) Root() string { return s.root }
+
+// ValidateName checks a user-given name and returns it with its "/".
+func ValidateName(name string) (string, error) {
+	if !validName.MatchString(name) {
+		return "", errdefs.InvalidParameter(fmt.Errorf("Invalid container name (%s), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed", name))
+	}
+	if !strings.HasPrefix(name, "/") {
+		name = "/" + name
+	}
+	return name, nil
+}
+
+// Add reserves c's name and indexes it.
+func (s *Store) Add(c *Container) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, taken := s.names[c.Name]; taken {
+		return errdefs.Conflict(fmt.Errorf("Conflict. The container name %q is already in use by container %q. You have to remove (or rename) that container to be able to reuse that name.", c.Name, id))
+	}
+	s.byID[c.ID] = c
+	s.names[c.Name] = c.ID
+	return nil
+}
+
+// Remove forgets c.
+func (s *Store) Remove(c *Container) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byID, c.ID)
+	if s.names[c.Name] == c.ID {
+		delete(s.names, c.Name)
+	}
+}
+
+// Get resolves ref (ID, name, or unique ID prefix).
+func (s *Store) Get(ref string) (*Container, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if ref == "" {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("no container name or ID given"))
+	}
+	if c, ok := s.byID[ref]; ok {
+		return c, nil
+	}
+	name := ref
+	if !strings.HasPrefix(name, "/") {
+		name = "/" + name
+	}
+	if id, ok := s.names[name]; ok {
+		return s.byID[id], nil
+	}
+	var found *Container
+	for id, c := range s.byID {
+		if strings.HasPrefix(id, ref) {
+			if found != nil {
+				return nil, errdefs.InvalidParameter(fmt.Errorf("multiple IDs found with provided prefix: %s", ref))
+			}
+			found = c
+		}
+	}
+	if found == nil {
+		return nil, errdefs.NotFound(fmt.Errorf("No such container: %s", ref))
+	}
+	return found, nil
+}
+
+// List returns all containers, newest first.
+func (s *Store) List() []*Container {
+	s.mu.RLock()
+	out := make([]*Container, 0, len(s.byID))
+	for _, c := range s.byID {
+		out = append(out, c)
+	}
+	s.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out
+}
