@@ -22,7 +22,8 @@ const configFile = "config.v2.json"
 
 // Container is one container as the daemon knows it.
 type Container struct {
-	mu sync.Mutex
+	mu     sync.Mutex
+	notify notifiers
 
 	ID         string
 	Name       string // with the leading "/" as Docker keeps it

@@ -104,3 +104,6 @@ func HTTPStatus(err error) int {
 	}
 	return http.StatusInternalServerError
 }
+
+// IsNotModified reports whether err is classified as not modified.
+func IsNotModified(err error) bool { return ClassOf(err) == ClassNotModified }

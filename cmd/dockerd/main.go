@@ -1,0 +1,29 @@
+// Command dockerd is the engine's daemon. The same binary is also the
+// per-container shim and libcontainer's init, chosen by its first argument.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/opencontainers/runc/libcontainer"
+	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+
+	"github.com/sdengine/engine/daemon/command"
+	"github.com/sdengine/engine/daemon/execdriver/native"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "init":
+			libcontainer.Init() // never returns
+		case native.ShimCommand:
+			native.ShimMain(os.Args[2:]) // never returns
+		}
+	}
+	if err := command.New().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "dockerd:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,283 @@
+// Package command is dockerd's command line: flags, daemon.json, the API
+// listeners, and the process's life (pidfile, signals, sd_notify).
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	sddaemon "github.com/coreos/go-systemd/v22/daemon"
+	"github.com/spf13/cobra"
+
+	"github.com/sdengine/engine/api/server"
+	containerrouter "github.com/sdengine/engine/api/server/router/container"
+	imagerouter "github.com/sdengine/engine/api/server/router/image"
+	systemrouter "github.com/sdengine/engine/api/server/router/system"
+	"github.com/sdengine/engine/daemon"
+	"github.com/sdengine/engine/daemon/config"
+)
+
+// New returns the dockerd command.
+func New() *cobra.Command {
+	var (
+		configFile string
+		flagCfg    = config.Default()
+		logOpts    []string
+	)
+	cmd := &cobra.Command{
+		Use:           "dockerd [OPTIONS]",
+		Short:         "A self-sufficient runtime for containers, with systemd integration",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		Version:       server.EngineVersion,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := config.Default()
+			explicit := cmd.Flags().Changed("config-file")
+			if err := cfg.LoadFile(configFile, explicit); err != nil {
+				return err
+			}
+			if err := applyFlags(cmd, cfg, flagCfg, logOpts); err != nil {
+				return err
+			}
+			return run(cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configFile, "config-file", config.DefaultConfigFile, "Daemon configuration file")
+	f.StringSliceVarP(&flagCfg.Hosts, "host", "H", nil, "Daemon socket(s) to connect to")
+	f.StringVar(&flagCfg.Root, "data-root", config.DefaultRoot, "Root directory of persistent Docker state")
+	f.StringVar(&flagCfg.ExecRoot, "exec-root", config.DefaultExecRoot, "Root directory for execution state files")
+	f.StringVarP(&flagCfg.Pidfile, "pidfile", "p", config.DefaultPidfile, "Path to use for daemon PID file")
+	f.StringVarP(&flagCfg.StorageDriver, "storage-driver", "s", "", "Storage driver to use (overlay2, vfs)")
+	f.StringVar(&flagCfg.LogDriver, "log-driver", config.DefaultLogDriver, "Default driver for container logs")
+	f.StringArrayVar(&logOpts, "log-opt", nil, "Default log driver options for containers")
+	f.BoolVarP(&flagCfg.Debug, "debug", "D", false, "Enable debug mode")
+	f.StringVarP(&flagCfg.LogLevel, "log-level", "l", "info", `Set the logging level ("debug"|"info"|"warn"|"error")`)
+	f.BoolVar(&flagCfg.LiveRestore, "live-restore", false, "Leave containers running when the daemon shuts down")
+	f.StringSliceVar(&flagCfg.ExecOpts, "exec-opt", nil, "Runtime execution options")
+	f.StringVarP(&flagCfg.Group, "group", "G", config.DefaultGroup, "Group for the unix socket")
+	f.StringSliceVar(&flagCfg.HooksDirs, "hooks-dir", config.DefaultHooksDirs, "Directories searched for prestart/poststop hooks")
+	return cmd
+}
+
+// applyFlags lays the flags the user set over daemon.json; a setting given
+// in both places is an error, as in Docker.
+func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string) error {
+	type setting struct {
+		flag, key string
+		fileSet   bool
+		apply     func()
+	}
+	settings := []setting{
+		{"host", "hosts", len(cfg.Hosts) > 0, func() { cfg.Hosts = flags.Hosts }},
+		{"data-root", "data-root", cfg.Root != config.DefaultRoot, func() { cfg.Root = flags.Root }},
+		{"exec-root", "exec-root", cfg.ExecRoot != config.DefaultExecRoot, func() { cfg.ExecRoot = flags.ExecRoot }},
+		{"pidfile", "pidfile", cfg.Pidfile != config.DefaultPidfile, func() { cfg.Pidfile = flags.Pidfile }},
+		{"storage-driver", "storage-driver", cfg.StorageDriver != "", func() { cfg.StorageDriver = flags.StorageDriver }},
+		{"log-driver", "log-driver", cfg.LogDriver != config.DefaultLogDriver, func() { cfg.LogDriver = flags.LogDriver }},
+		{"debug", "debug", cfg.Debug, func() { cfg.Debug = flags.Debug }},
+		{"log-level", "log-level", cfg.LogLevel != "", func() { cfg.LogLevel = flags.LogLevel }},
+		{"live-restore", "live-restore", cfg.LiveRestore, func() { cfg.LiveRestore = flags.LiveRestore }},
+		{"exec-opt", "exec-opts", len(cfg.ExecOpts) > 0, func() { cfg.ExecOpts = flags.ExecOpts }},
+		{"group", "group", cfg.Group != config.DefaultGroup, func() { cfg.Group = flags.Group }},
+		{"hooks-dir", "hooks-dirs", false, func() { cfg.HooksDirs = flags.HooksDirs }},
+	}
+	for _, s := range settings {
+		if !cmd.Flags().Changed(s.flag) {
+			continue
+		}
+		if s.fileSet {
+			return fmt.Errorf("the following directives are specified both as a flag and in the configuration file: %s", s.key)
+		}
+		s.apply()
+	}
+	if len(logOpts) > 0 {
+		if len(cfg.LogOpts) > 0 {
+			return fmt.Errorf("the following directives are specified both as a flag and in the configuration file: log-opts")
+		}
+		cfg.LogOpts = map[string]string{}
+		for _, o := range logOpts {
+			k, v, ok := strings.Cut(o, "=")
+			if !ok {
+				return fmt.Errorf("invalid --log-opt %q: want KEY=VALUE", o)
+			}
+			cfg.LogOpts[k] = v
+		}
+	}
+	if len(cfg.Hosts) == 0 {
+		cfg.Hosts = []string{config.DefaultHost}
+	}
+	return nil
+}
+
+func setupLogging(cfg *config.Config) error {
+	level := slog.LevelInfo
+	if cfg.LogLevel != "" {
+		if err := level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel))); err != nil {
+			return fmt.Errorf("invalid log level %q", cfg.LogLevel)
+		}
+	}
+	if cfg.Debug {
+		level = slog.LevelDebug
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	return nil
+}
+
+func run(cfg *config.Config) error {
+	if err := setupLogging(cfg); err != nil {
+		return err
+	}
+	if err := writePidfile(cfg.Pidfile); err != nil {
+		return err
+	}
+	defer os.Remove(cfg.Pidfile)
+
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary for the shim: %w", err)
+	}
+	ctx := context.Background()
+	d, err := daemon.New(ctx, cfg, self)
+	if err != nil {
+		return err
+	}
+	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d))
+	listeners, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, len(listeners))
+	for _, l := range listeners {
+		slog.Info("API listening", "addr", l.Addr().String())
+		go func() { errc <- srv.Serve(l) }()
+	}
+	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyReady)
+
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case s := <-sigc:
+		slog.Info("shutting down", "signal", s.String())
+	case err := <-errc:
+		slog.Error("API server failed", "err", err)
+	}
+	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
+	shutdownCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	srv.Close(shutdownCtx)
+	d.Shutdown(shutdownCtx)
+	return nil
+}
+
+// writePidfile refuses to start beside a live daemon that owns the file.
+func writePidfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() {
+			if err := syscall.Kill(pid, 0); err == nil {
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+					return fmt.Errorf("pid file found, ensure docker is not running or delete %s", path)
+				}
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create pidfile dir: %w", err)
+	}
+	return os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o644)
+}
+
+func listen(cfg *config.Config) ([]net.Listener, error) {
+	var out []net.Listener
+	for _, h := range cfg.Hosts {
+		proto, addr, ok := strings.Cut(h, "://")
+		if !ok {
+			proto, addr = "unix", h
+		}
+		switch proto {
+		case "unix":
+			l, err := listenUnix(addr, cfg.Group)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, l)
+		case "fd":
+			ls, err := activated(addr)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ls...)
+		case "tcp":
+			slog.Warn("API listening on TCP without TLS: anyone who can reach it is root on this host", "addr", addr)
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				return nil, fmt.Errorf("listen on %s: %w", h, err)
+			}
+			out = append(out, l)
+		default:
+			return nil, fmt.Errorf("invalid host %q: protocol %q not supported", h, proto)
+		}
+	}
+	return out, nil
+}
+
+func listenUnix(path, group string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create socket dir: %w", err)
+	}
+	if c, err := net.Dial("unix", path); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("%s is in use by another daemon", path)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket: %w", err)
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	gid := lookupGroup(group)
+	if err := os.Chown(path, 0, gid); err != nil {
+		slog.Warn("chown socket", "path", path, "err", err)
+	}
+	if err := os.Chmod(path, 0o660); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("chmod socket: %w", err)
+	}
+	return l, nil
+}
+
+// lookupGroup returns the group's ID, or root's when the group is missing
+// (the socket is then root-only, which is the safe fallback).
+func lookupGroup(name string) int {
+	b, err := os.ReadFile("/etc/group")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 3 && f[0] == name {
+			if gid, err := strconv.Atoi(f[2]); err == nil {
+				return gid
+			}
+		}
+	}
+	if name != "" && name != config.DefaultGroup {
+		slog.Warn("socket group not found; socket is root-only", "group", name)
+	}
+	return 0
+}

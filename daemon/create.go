@@ -1,0 +1,170 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/namesgenerator"
+	"github.com/docker/docker/pkg/stringid"
+
+	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/runconfig"
+)
+
+// ContainerCreate makes a container from an image: resolve the image, merge
+// its config, check the request, reserve the name, make the writable layer.
+func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (containertypes.CreateResponse, error) {
+	var resp containertypes.CreateResponse
+	if p.Config.Image == "" {
+		return resp, errdefs.InvalidParameter(fmt.Errorf("no image given: the container needs an image"))
+	}
+	img, err := d.images.Get(p.Config.Image)
+	if err != nil {
+		return resp, err
+	}
+	warnings, err := d.validateCreate(&p)
+	if err != nil {
+		return resp, err
+	}
+
+	cfg := *p.Config
+	runconfig.MergeImageConfig(&cfg, img.Config.Config)
+	path, args := runconfig.Command(&cfg)
+	if path == "" {
+		return resp, errdefs.InvalidParameter(fmt.Errorf("no command specified"))
+	}
+	hc := p.HostConfig
+	if hc.NetworkMode == "" {
+		hc.NetworkMode = "default"
+	}
+	if hc.LogConfig.Type == "" {
+		hc.LogConfig.Type = d.cfg.LogDriver
+		if len(hc.LogConfig.Config) == 0 {
+			hc.LogConfig.Config = d.cfg.LogOpts
+		}
+	}
+	if err := validateLogConfig(hc.LogConfig); err != nil {
+		return resp, err
+	}
+
+	c, err := d.newContainer(p.Name)
+	if err != nil {
+		return resp, err
+	}
+	c.Path, c.Args = path, args
+	c.Config = &cfg
+	c.HostConfig = hc
+	c.ImageID = img.ID.String()
+	c.InitSystem = p.InitSystem
+	c.Driver = d.images.Driver().Name()
+	if hc.LogConfig.Type == "json-file" {
+		c.LogPath = c.File(c.ID + "-json.log")
+	}
+	if err := os.MkdirAll(c.Root, 0o710); err != nil {
+		d.containers.Remove(c)
+		return resp, fmt.Errorf("create container dir: %w", err)
+	}
+	if err := d.images.CreateRWLayer(c.ID, img.ID); err != nil {
+		d.containers.Remove(c)
+		os.RemoveAll(c.Root)
+		return resp, fmt.Errorf("create container layer: %w", err)
+	}
+	if err := c.Save(); err != nil {
+		d.containers.Remove(c)
+		d.images.RemoveRWLayer(c.ID)
+		os.RemoveAll(c.Root)
+		return resp, err
+	}
+	resp.ID = c.ID
+	resp.Warnings = warnings
+	if resp.Warnings == nil {
+		resp.Warnings = []string{}
+	}
+	return resp, nil
+}
+
+// newContainer reserves a new ID and name (a generated one if none given).
+func (d *Daemon) newContainer(name string) (*container.Container, error) {
+	id := stringid.GenerateRandomID()
+	if name != "" {
+		n, err := container.ValidateName(name)
+		if err != nil {
+			return nil, err
+		}
+		c := container.New(d.containers.Root(), id, n)
+		return c, d.containers.Add(c)
+	}
+	for retry := 0; ; retry++ {
+		c := container.New(d.containers.Root(), id, "/"+namesgenerator.GetRandomName(retry))
+		if err := d.containers.Add(c); err == nil {
+			return c, nil
+		} else if retry > 10 {
+			return nil, err
+		}
+	}
+}
+
+// validateCreate refuses what this engine cannot honour, so that a
+// container is never created only to fail at start.
+func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
+	var warnings []string
+	hc := p.HostConfig
+	switch p.InitSystem {
+	case "":
+	case "systemd":
+	default:
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid init system %q: the only init system is \"systemd\"", p.InitSystem))
+	}
+	switch mode := string(hc.NetworkMode); {
+	case mode == "", mode == "default", mode == "bridge", mode == "none", mode == "host":
+	case strings.HasPrefix(mode, "container:"):
+		return nil, errdefs.NotImplemented(fmt.Errorf("network mode %q is not implemented by this engine yet", mode))
+	default:
+		return nil, errdefs.NotFound(fmt.Errorf("network %s not found", mode))
+	}
+	if len(hc.PortBindings) > 0 {
+		return nil, errdefs.NotImplemented(fmt.Errorf("publishing ports is not implemented by this engine yet"))
+	}
+	if hc.Memory != 0 && hc.Memory < 6*1024*1024 {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("Minimum memory limit allowed is 6MB"))
+	}
+	if hc.NanoCPUs < 0 {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid CPU value: %d", hc.NanoCPUs))
+	}
+	for _, b := range hc.Binds {
+		if _, err := parseBind(b); err != nil {
+			return nil, err
+		}
+	}
+	if len(hc.Mounts) > 0 {
+		return nil, errdefs.NotImplemented(fmt.Errorf("--mount is not implemented by this engine yet: use -v HOST:CONTAINER"))
+	}
+	if hc.VolumeDriver != "" || len(hc.VolumesFrom) > 0 {
+		return nil, errdefs.NotImplemented(fmt.Errorf("volumes are not implemented by this engine yet"))
+	}
+	if p.Config.StopSignal != "" {
+		if _, err := parseSignal(p.Config.StopSignal); err != nil {
+			return nil, err
+		}
+	}
+	if hc.RestartPolicy.Name != "" && hc.RestartPolicy.Name != "no" {
+		warnings = append(warnings, "restart policies are not applied by this engine yet")
+	}
+	return warnings, nil
+}
+
+func validateLogConfig(lc containertypes.LogConfig) error {
+	switch lc.Type {
+	case "json-file":
+		return jsonfilelog.ValidateOptions(lc.Config)
+	case "none":
+		return nil
+	}
+	return errdefs.InvalidParameter(fmt.Errorf("logger: no log driver named '%s' is registered", lc.Type))
+}

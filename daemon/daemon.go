@@ -1,0 +1,150 @@
+// Package daemon is the engine: it keeps the containers and images, and
+// drives each container's life through the exec driver. The API server
+// calls it through the interfaces in api/server/backend.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/daemon/config"
+	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/daemon/graphdriver"
+	"github.com/sdengine/engine/image"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// Daemon is one running engine.
+type Daemon struct {
+	cfg        *config.Config
+	containers *container.Store
+	images     *image.Store
+	driver     *native.Driver
+	started    time.Time
+
+	mu      sync.Mutex
+	tasks   map[string]*native.Task     // running containers, by ID
+	pending map[string][]*pendingAttach // attachers waiting for a start
+	execs   map[string]*execConfig      // exec instances, by exec ID
+	closing bool
+}
+
+// New opens the engine's state under cfg's paths and reconnects to the
+// containers that kept running while no daemon was there.
+func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, error) {
+	for _, dir := range []string{cfg.Root, cfg.ExecRoot} {
+		if err := os.MkdirAll(dir, 0o711); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	gd, err := graphdriver.New(filepath.Join(cfg.Root, "graph"), cfg.StorageDriver)
+	if err != nil {
+		return nil, fmt.Errorf("storage driver: %w", err)
+	}
+	images, err := image.New(filepath.Join(cfg.Root, "image"), gd)
+	if err != nil {
+		return nil, fmt.Errorf("image store: %w", err)
+	}
+	containers, err := container.NewStore(filepath.Join(cfg.Root, "containers"))
+	if err != nil {
+		return nil, err
+	}
+	driver, err := native.New(cfg.ExecRoot, shimBinary)
+	if err != nil {
+		return nil, fmt.Errorf("exec driver: %w", err)
+	}
+	d := &Daemon{
+		cfg:        cfg,
+		containers: containers,
+		images:     images,
+		driver:     driver,
+		started:    time.Now(),
+		tasks:      map[string]*native.Task{},
+		pending:    map[string][]*pendingAttach{},
+		execs:      map[string]*execConfig{},
+	}
+	d.restore(ctx)
+	slog.Info("daemon ready", "root", cfg.Root, "exec-root", cfg.ExecRoot, "storage-driver", gd.Name(),
+		"containers", len(containers.List()), "images", len(images.List()))
+	return d, nil
+}
+
+// restore reconnects to every container recorded as running. A shim that
+// is still there keeps its container; one that is gone left the exit status
+// behind, which is recorded as if the daemon had seen the exit.
+func (d *Daemon) restore(ctx context.Context) {
+	for _, c := range d.containers.List() {
+		c.Lock()
+		running := c.State.Running()
+		c.Unlock()
+		if !running {
+			// A container that is not running holds no mount; one may be
+			// left from a crash between exit and clean-up.
+			if err := d.images.Unmount(c.ID); err != nil {
+				slog.Debug("unmount of stopped container", "id", c.ID, "err", err)
+			}
+			continue
+		}
+		task, err := d.driver.Restore(ctx, c.ID)
+		if err == nil {
+			d.mu.Lock()
+			d.tasks[c.ID] = task
+			d.mu.Unlock()
+			slog.Info("reconnected to running container", "id", c.ID, "pid", task.Pid())
+			go d.monitor(c, task)
+			continue
+		}
+		var exited *native.ExitedError
+		if errors.As(err, &exited) {
+			slog.Info("container exited while the daemon was down", "id", c.ID, "code", exited.Status.Code)
+			d.handleExit(c, exited.Status, "")
+			continue
+		}
+		slog.Error("container's shim is gone and left no exit status", "id", c.ID, "err", err)
+		d.handleExit(c, native.ExitStatus{Code: 255, ExitedAt: time.Now()}, "container state lost: "+err.Error())
+	}
+}
+
+// Shutdown ends the daemon. Without live-restore, running containers are
+// stopped first, as Docker does; with it, they are left to their shims.
+func (d *Daemon) Shutdown(ctx context.Context) {
+	d.mu.Lock()
+	d.closing = true
+	ids := make([]string, 0, len(d.tasks))
+	for id := range d.tasks {
+		ids = append(ids, id)
+	}
+	d.mu.Unlock()
+	if d.cfg.LiveRestore {
+		slog.Info("live-restore: leaving containers running", "count", len(ids))
+		return
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		c, err := d.containers.Get(id)
+		if err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.stop(ctx, c, "", nil); err != nil && !errdefs.IsNotModified(err) {
+				slog.Error("stop on shutdown", "id", c.ID, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (d *Daemon) task(id string) *native.Task {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.tasks[id]
+}

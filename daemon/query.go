@@ -1,0 +1,163 @@
+package daemon
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/storage"
+
+	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+var psFilters = map[string]bool{"name": true, "status": true, "label": true, "id": true, "ancestor": true, "exited": true}
+
+// ContainerList serves `docker ps`.
+func (d *Daemon) ContainerList(ctx context.Context, opts backend.ListOptions) ([]*containertypes.Summary, error) {
+	if err := opts.Filters.Validate(psFilters); err != nil {
+		return nil, errdefs.InvalidParameter(err)
+	}
+	for _, s := range opts.Filters.Get("status") {
+		switch s {
+		case "created", "restarting", "running", "removing", "paused", "exited", "dead":
+		default:
+			return nil, errdefs.InvalidParameter(errInvalidStatus(s))
+		}
+	}
+	// -n implies -a, and so does asking for a status, as in Docker.
+	all := opts.All || opts.Limit > 0 || opts.Filters.Contains("status") || opts.Filters.Contains("exited")
+	out := []*containertypes.Summary{}
+	now := time.Now()
+	for _, c := range d.containers.List() {
+		if opts.Limit > 0 && len(out) >= opts.Limit {
+			break
+		}
+		c.Lock()
+		s, ok := d.summary(c, now, all, opts.Filters)
+		c.Unlock()
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+type errInvalidStatus string
+
+func (e errInvalidStatus) Error() string {
+	return "invalid filter 'status=" + string(e) + "'"
+}
+
+func (d *Daemon) summary(c *container.Container, now time.Time, all bool, f filters.Args) (*containertypes.Summary, bool) {
+	if !all && !c.State.Running() {
+		return nil, false
+	}
+	if f.Contains("name") && !f.Match("name", strings.TrimPrefix(c.Name, "/")) {
+		return nil, false
+	}
+	if f.Contains("id") && !f.Match("id", c.ID) {
+		return nil, false
+	}
+	if f.Contains("status") && !f.ExactMatch("status", c.State.Status) {
+		return nil, false
+	}
+	if f.Contains("label") && !f.MatchKVList("label", c.Config.Labels) {
+		return nil, false
+	}
+	if f.Contains("ancestor") && !f.ExactMatch("ancestor", c.Config.Image) && !f.ExactMatch("ancestor", c.ImageID) {
+		return nil, false
+	}
+	if f.Contains("exited") {
+		if c.State.Status != container.StatusExited || !f.ExactMatch("exited", strconv.Itoa(c.State.ExitCode)) {
+			return nil, false
+		}
+	}
+	cmd := c.Path
+	if len(c.Args) > 0 {
+		cmd += " " + strings.Join(c.Args, " ")
+	}
+	s := &containertypes.Summary{
+		ID:      c.ID,
+		Names:   []string{c.Name},
+		Image:   c.Config.Image,
+		ImageID: c.ImageID,
+		Command: cmd,
+		Created: c.Created.Unix(),
+		Ports:   []containertypes.Port{},
+		Labels:  c.Config.Labels,
+		State:   containertypes.ContainerState(c.State.Status),
+		Status:  c.State.Summary(now),
+		Mounts:  []containertypes.MountPoint{},
+		NetworkSettings: &containertypes.NetworkSettingsSummary{
+			Networks: map[string]*network.EndpointSettings{},
+		},
+	}
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	s.HostConfig.NetworkMode = string(c.HostConfig.NetworkMode)
+	return s, true
+}
+
+// ContainerInspect serves `docker inspect`.
+func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (*containertypes.InspectResponse, error) {
+	c, err := d.containers.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	c.Lock()
+	defer c.Unlock()
+	st := c.State
+	fmtTime := func(t time.Time) string {
+		if t.IsZero() {
+			return "0001-01-01T00:00:00Z"
+		}
+		return t.Format(time.RFC3339Nano)
+	}
+	base := &containertypes.ContainerJSONBase{
+		ID:      c.ID,
+		Created: fmtTime(c.Created),
+		Path:    c.Path,
+		Args:    c.Args,
+		State: &containertypes.State{
+			Status:     containertypes.ContainerState(st.Status),
+			Running:    st.Running(),
+			Pid:        st.Pid,
+			ExitCode:   st.ExitCode,
+			Error:      st.Error,
+			OOMKilled:  st.OOMKilled,
+			Dead:       st.Status == container.StatusDead,
+			StartedAt:  fmtTime(st.StartedAt),
+			FinishedAt: fmtTime(st.FinishedAt),
+		},
+		Image:          c.ImageID,
+		ResolvConfPath: c.File("resolv.conf"),
+		HostnamePath:   c.File("hostname"),
+		HostsPath:      c.File("hosts"),
+		LogPath:        c.LogPath,
+		Name:           c.Name,
+		RestartCount:   c.RestartCount,
+		Driver:         c.Driver,
+		Platform:       "linux",
+		HostConfig:     c.HostConfig,
+		GraphDriver:    storage.DriverData{Name: c.Driver, Data: map[string]string{}},
+		ExecIDs:        d.execIDs(c.ID),
+	}
+	if base.Args == nil {
+		base.Args = []string{}
+	}
+	return &containertypes.InspectResponse{
+		ContainerJSONBase: base,
+		Mounts:            []containertypes.MountPoint{},
+		Config:            c.Config,
+		NetworkSettings: &containertypes.NetworkSettings{
+			Networks: map[string]*network.EndpointSettings{},
+		},
+	}, nil
+}

@@ -1,0 +1,209 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// specOptions gathers what the OCI spec needs from the container's record.
+// The caller holds the container's lock.
+func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOptions, error) {
+	cfg, hc := c.Config, c.HostConfig
+	uid, gid, groups, err := oci.ResolveUser(rootfs, cfg.User)
+	if err != nil {
+		return oci.SpecOptions{}, err
+	}
+	hostname := cfg.Hostname
+	if hostname == "" {
+		hostname = c.ShortID()
+	}
+	cwd := cfg.WorkingDir
+	if cwd == "" {
+		cwd = "/"
+	}
+	if err := ensureDir(rootfs, cwd); err != nil {
+		return oci.SpecOptions{}, err
+	}
+	mounts, err := d.mounts(c, hostname)
+	if err != nil {
+		return oci.SpecOptions{}, err
+	}
+	network := "none"
+	if hc.NetworkMode == "host" {
+		network = "host"
+	}
+	return oci.SpecOptions{
+		ID:             c.ID,
+		Hostname:       hostname,
+		Rootfs:         rootfs,
+		ReadonlyRootfs: hc.ReadonlyRootfs,
+		Args:           append([]string{c.Path}, c.Args...),
+		Env:            containerEnv(c, hostname),
+		Cwd:            cwd,
+		UID:            uid,
+		GID:            gid,
+		AdditionalGids: groups,
+		Tty:            cfg.Tty,
+		Privileged:     hc.Privileged,
+		CapAdd:         hc.CapAdd,
+		CapDrop:        hc.CapDrop,
+		SecurityOpt:    hc.SecurityOpt,
+		NetworkMode:    network,
+		Memory:         hc.Memory,
+		MemorySwap:     hc.MemorySwap,
+		NanoCPUs:       hc.NanoCPUs,
+		CPUShares:      hc.CPUShares,
+		PidsLimit:      hc.PidsLimit,
+		Ulimits:        hc.Ulimits,
+		ShmSize:        hc.ShmSize,
+		CgroupParent:   hc.CgroupParent,
+		Mounts:         mounts,
+	}, nil
+}
+
+// containerEnv is the process environment: the merged config plus what
+// Docker always adds.
+func containerEnv(c *container.Container, hostname string) []string {
+	env := make([]string, 0, len(c.Config.Env)+4)
+	has := map[string]bool{}
+	for _, kv := range c.Config.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		has[k] = true
+	}
+	if !has["PATH"] {
+		env = append(env, defaultPath)
+	}
+	env = append(env, "HOSTNAME="+hostname)
+	if c.Config.Tty && !has["TERM"] {
+		env = append(env, "TERM=xterm")
+	}
+	return append(env, c.Config.Env...)
+}
+
+// ensureDir makes dir inside rootfs without following a symlink out of it.
+func ensureDir(rootfs, dir string) error {
+	p, err := securejoin.SecureJoin(rootfs, dir)
+	if err != nil {
+		return fmt.Errorf("working directory %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		return errdefs.InvalidParameter(fmt.Errorf("create working directory %s: %w", dir, err))
+	}
+	return nil
+}
+
+// mounts computes the container's mounts: the files the engine writes
+// (hostname, hosts, resolv.conf), then the user's binds and tmpfs.
+func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount, error) {
+	if err := writeNetworkFiles(c, hostname); err != nil {
+		return nil, err
+	}
+	ro := func(m specs.Mount) specs.Mount {
+		if c.HostConfig.ReadonlyRootfs {
+			m.Options = append(m.Options, "ro")
+		}
+		return m
+	}
+	var ms []specs.Mount
+	for _, f := range []string{"hostname", "hosts", "resolv.conf"} {
+		ms = append(ms, ro(specs.Mount{
+			Destination: "/etc/" + f, Type: "bind", Source: c.File(f),
+			Options: []string{"rbind", "rprivate"},
+		}))
+	}
+	for _, b := range c.HostConfig.Binds {
+		m, err := parseBind(b)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(m.Source); os.IsNotExist(err) {
+			// Docker creates a missing bind source as a directory.
+			if err := os.MkdirAll(m.Source, 0o755); err != nil {
+				return nil, fmt.Errorf("create bind source %s: %w", m.Source, err)
+			}
+		}
+		ms = append(ms, m)
+	}
+	for dst, opts := range c.HostConfig.Tmpfs {
+		o := []string{"nosuid", "nodev", "noexec"}
+		if opts != "" {
+			o = strings.Split(opts, ",")
+		}
+		ms = append(ms, specs.Mount{Destination: dst, Type: "tmpfs", Source: "tmpfs", Options: o})
+	}
+	return ms, nil
+}
+
+// parseBind reads -v HOST:CONTAINER[:OPTIONS]. Named volumes do not exist
+// in this engine yet.
+func parseBind(b string) (specs.Mount, error) {
+	parts := strings.Split(b, ":")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
+		return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid volume specification: '%s'", b))
+	}
+	if !filepath.IsAbs(parts[0]) {
+		return specs.Mount{}, errdefs.NotImplemented(fmt.Errorf("named volumes are not implemented by this engine yet: '%s' (use an absolute host path)", b))
+	}
+	if !filepath.IsAbs(parts[1]) || filepath.Clean(parts[1]) == "/" {
+		return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid mount config: destination %q must be an absolute path other than /", parts[1]))
+	}
+	m := specs.Mount{Source: filepath.Clean(parts[0]), Destination: filepath.Clean(parts[1]), Type: "bind", Options: []string{"rbind"}}
+	if len(parts) == 3 {
+		for _, o := range strings.Split(parts[2], ",") {
+			switch o {
+			case "ro", "rw":
+				m.Options = append(m.Options, o)
+			case "z", "Z", "":
+				// SELinux relabelling: nothing to do without SELinux.
+			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
+				m.Options = append(m.Options, o)
+			default:
+				return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid mode %q in volume specification '%s'", o, b))
+			}
+		}
+	}
+	return m, nil
+}
+
+// writeNetworkFiles writes /etc/hostname, /etc/hosts and /etc/resolv.conf
+// for the container. Until the bridge network exists there is no address
+// to add; the host network mode shares the host's files' content.
+func writeNetworkFiles(c *container.Container, hostname string) error {
+	hosts := "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n"
+	if c.HostConfig.NetworkMode == "host" {
+		if b, err := os.ReadFile("/etc/hosts"); err == nil {
+			hosts = string(b)
+		}
+	} else {
+		hosts += "127.0.1.1\t" + hostname + "\n"
+	}
+	for _, h := range c.HostConfig.ExtraHosts {
+		name, ip, ok := strings.Cut(h, ":")
+		if !ok {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid extra host %q", h))
+		}
+		hosts += ip + "\t" + name + "\n"
+	}
+	resolv, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		resolv = nil
+	}
+	files := map[string]string{"hostname": hostname + "\n", "hosts": hosts, "resolv.conf": string(resolv)}
+	for name, content := range files {
+		if err := os.WriteFile(c.File(name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}

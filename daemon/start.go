@@ -1,0 +1,164 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// ContainerStart runs a created or stopped container. The start path reads
+// as one story: mount the rootfs, compute the mounts, build the OCI spec,
+// hand off to the exec driver (whose shim runs the hooks), connect the
+// attachers that were waiting, let the process run, watch for its exit.
+func (d *Daemon) ContainerStart(ctx context.Context, name string) error {
+	c, err := d.containers.Get(name)
+	if err != nil {
+		return err
+	}
+	c.Lock()
+	defer c.Unlock()
+	switch c.State.Status {
+	case container.StatusRunning:
+		return errdefs.NotModified(fmt.Errorf("container %s is already running", c.ID))
+	case container.StatusRemoving, container.StatusDead:
+		return errdefs.Conflict(fmt.Errorf("container %s is marked for removal and cannot be started", c.ID))
+	}
+	d.mu.Lock()
+	closing := d.closing
+	d.mu.Unlock()
+	if closing {
+		return errdefs.Unavailable(fmt.Errorf("the daemon is shutting down"))
+	}
+	task, err := d.startLocked(ctx, c)
+	if err != nil {
+		code := 128
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, "executable file not found"), strings.Contains(msg, "no such file or directory"):
+			code = 127
+		case strings.Contains(msg, "permission denied"):
+			code = 126
+		}
+		c.State.SetStartFailed(code, msg)
+		if serr := c.SaveLocked(); serr != nil {
+			slog.Error("save container after failed start", "id", c.ID, "err", serr)
+		}
+		d.failPending(c.ID, err)
+		return err
+	}
+	c.State.SetRunning(task.Pid())
+	if err := c.SaveLocked(); err != nil {
+		slog.Error("save running container", "id", c.ID, "err", err)
+	}
+	go d.monitor(c, task)
+	return nil
+}
+
+func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task *native.Task, retErr error) {
+	rootfs, err := d.images.Mount(c.ID)
+	if err != nil {
+		return nil, fmt.Errorf("mount container rootfs: %w", err)
+	}
+	defer func() {
+		if retErr != nil {
+			if err := d.images.Unmount(c.ID); err != nil {
+				slog.Error("unmount after failed start", "id", c.ID, "err", err)
+			}
+		}
+	}()
+	opts, err := d.specOptions(c, rootfs)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := oci.Build(opts)
+	if err != nil {
+		return nil, fmt.Errorf("build OCI spec: %w", err)
+	}
+	t0 := time.Now()
+	task, err = d.driver.Create(ctx, native.CreateOptions{
+		ID:            c.ID,
+		Spec:          spec,
+		Tty:           c.Config.Tty,
+		OpenStdin:     c.Config.OpenStdin,
+		StdinOnce:     c.Config.StdinOnce,
+		ConsoleHeight: consoleDim(c, 0),
+		ConsoleWidth:  consoleDim(c, 1),
+		LogPath:       c.LogPath,
+		LogOpts:       c.HostConfig.LogConfig.Config,
+	})
+	if err != nil {
+		if derr := d.driver.Delete(c.ID); derr != nil {
+			slog.Debug("clean-up after failed create", "id", c.ID, "err", derr)
+		}
+		return nil, err
+	}
+	slog.Debug("container created by the exec driver", "id", c.ID, "took", time.Since(t0))
+	d.connectPending(ctx, c.ID, task)
+	if err := task.Start(); err != nil {
+		d.mu.Lock()
+		delete(d.tasks, c.ID)
+		d.mu.Unlock()
+		_ = task.Signal(9)
+		if derr := d.driver.Delete(c.ID); derr != nil {
+			slog.Debug("clean-up after failed start", "id", c.ID, "err", derr)
+		}
+		return nil, err
+	}
+	return task, nil
+}
+
+func consoleDim(c *container.Container, i int) uint16 {
+	if c.HostConfig.ConsoleSize[i] > 0 {
+		return uint16(c.HostConfig.ConsoleSize[i])
+	}
+	return 0
+}
+
+// monitor waits for the container's process to end.
+func (d *Daemon) monitor(c *container.Container, task *native.Task) {
+	st, err := task.Wait(context.Background())
+	if err != nil {
+		slog.Error("lost track of container", "id", c.ID, "err", err)
+		st = native.ExitStatus{Code: 255, ExitedAt: time.Now()}
+	}
+	d.handleExit(c, st, "")
+}
+
+// handleExit records an exit and releases what the run held: the exec
+// driver's state, the rootfs mount, and the container itself with --rm.
+func (d *Daemon) handleExit(c *container.Container, st native.ExitStatus, errMsg string) {
+	d.mu.Lock()
+	delete(d.tasks, c.ID)
+	closing := d.closing && d.cfg.LiveRestore
+	d.mu.Unlock()
+	if closing {
+		return
+	}
+	if err := d.driver.Delete(c.ID); err != nil {
+		slog.Error("release exec driver state", "id", c.ID, "err", err)
+	}
+	if err := d.images.Unmount(c.ID); err != nil {
+		slog.Error("unmount container rootfs", "id", c.ID, "err", err)
+	}
+	c.Lock()
+	c.State.SetExited(st.Code, st.ExitedAt, st.OOMKilled, errMsg)
+	if err := c.SaveLocked(); err != nil {
+		slog.Error("save exited container", "id", c.ID, "err", err)
+	}
+	autoRemove := c.HostConfig.AutoRemove
+	c.NotifyExit()
+	c.Unlock()
+	slog.Debug("container exited", "id", c.ID, "code", st.Code)
+	if autoRemove {
+		if err := d.remove(c, false); err != nil {
+			slog.Error("auto-remove", "id", c.ID, "err", err)
+		}
+	}
+}

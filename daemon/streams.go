@@ -1,0 +1,214 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	containertypes "github.com/docker/docker/api/types/container"
+
+	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/timeutil"
+)
+
+// ContainerLogs streams the container's log as `docker logs` asks.
+func (d *Daemon) ContainerLogs(ctx context.Context, name string, opts containertypes.LogsOptions, out backend.StreamFunc) error {
+	c, err := d.containers.Get(name)
+	if err != nil {
+		return err
+	}
+	c.Lock()
+	logPath, tty := c.LogPath, c.Config.Tty
+	running := c.State.Running()
+	exited := c.ExitChan()
+	driver := c.HostConfig.LogConfig.Type
+	c.Unlock()
+	if logPath == "" {
+		return errdefs.InvalidParameter(fmt.Errorf("configured logging driver does not support reading: %s", driver))
+	}
+	ro := jsonfilelog.ReadOptions{Follow: opts.Follow && running, Tail: -1}
+	if opts.Tail != "" && opts.Tail != "all" {
+		n, err := strconv.Atoi(opts.Tail)
+		if err != nil {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid value for tail: %q", opts.Tail))
+		}
+		ro.Tail = n
+	}
+	now := time.Now()
+	if ro.Since, err = timeutil.Parse(opts.Since, now); err != nil {
+		return err
+	}
+	if ro.Until, err = timeutil.Parse(opts.Until, now); err != nil {
+		return err
+	}
+	_, stdout, stderr, err := out(tty)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(logPath); os.IsNotExist(err) {
+		return nil // never started: nothing logged yet
+	}
+	done := exited
+	if !ro.Follow {
+		closed := make(chan struct{})
+		close(closed)
+		done = closed
+	}
+	err = jsonfilelog.Read(ctx, logPath, ro, done, func(m jsonfilelog.Message) error {
+		w := stdout
+		switch {
+		case m.Stream == "stderr" && opts.ShowStderr:
+			w = stderr
+		case m.Stream != "stderr" && opts.ShowStdout:
+		default:
+			return nil
+		}
+		if opts.Timestamps {
+			if _, err := io.WriteString(w, m.Time.UTC().Format(time.RFC3339Nano)+" "); err != nil {
+				return err
+			}
+		}
+		_, err := w.Write(m.Line)
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		slog.Debug("log stream ended", "id", c.ID, "err", err)
+	}
+	return nil
+}
+
+// pendingAttach is a client attached to a container that has not started
+// yet: it is connected to the shim before the process runs, so it sees all
+// of the output.
+type pendingAttach struct {
+	ctx     context.Context
+	streams native.Streams
+	done    chan error
+}
+
+// ContainerAttach connects a client to the container's stdio.
+func (d *Daemon) ContainerAttach(ctx context.Context, name string, cfg backend.AttachConfig, out backend.StreamFunc) error {
+	c, err := d.containers.Get(name)
+	if err != nil {
+		return err
+	}
+	c.Lock()
+	status, tty, openStdin := c.State.Status, c.Config.Tty, c.Config.OpenStdin
+	c.Unlock()
+	if status == container.StatusRemoving || status == container.StatusDead {
+		return errdefs.Conflict(fmt.Errorf("container %s is being removed: cannot attach", c.ID))
+	}
+	stdin, stdout, stderr, err := out(tty)
+	if err != nil {
+		return err
+	}
+	defer stdin.Close()
+	if cfg.Logs {
+		opts := containertypes.LogsOptions{ShowStdout: cfg.Stdout, ShowStderr: cfg.Stderr}
+		replay := func(bool) (io.ReadCloser, io.Writer, io.Writer, error) { return nil, stdout, stderr, nil }
+		if err := d.ContainerLogs(ctx, c.ID, opts, replay); err != nil {
+			slog.Debug("attach log replay", "id", c.ID, "err", err)
+		}
+	}
+	if !cfg.Stream {
+		return nil
+	}
+	var s native.Streams
+	if cfg.Stdin && openStdin {
+		// The shim closes what it is given when stdin ends; the connection
+		// itself must stay open for the output.
+		s.Stdin = io.NopCloser(stdin)
+	}
+	if cfg.Stdout {
+		s.Stdout = stdout
+	}
+	if cfg.Stderr {
+		s.Stderr = stderr
+	}
+	d.mu.Lock()
+	task := d.tasks[c.ID]
+	if task == nil {
+		p := &pendingAttach{ctx: ctx, streams: s, done: make(chan error, 1)}
+		d.pending[c.ID] = append(d.pending[c.ID], p)
+		d.mu.Unlock()
+		select {
+		case err := <-p.done:
+			return ignoreEnd(err)
+		case <-ctx.Done():
+			d.dropPending(c.ID, p)
+			return nil
+		}
+	}
+	d.mu.Unlock()
+	return ignoreEnd(task.Attach(ctx, s))
+}
+
+// ignoreEnd: once the stream is hijacked an error can only be logged.
+func ignoreEnd(err error) error {
+	if err != nil {
+		slog.Debug("attach ended", "err", err)
+	}
+	return nil
+}
+
+// connectPending hands the waiting attachers to the new task and makes the
+// task visible to later attachers, in one step so that none is missed.
+func (d *Daemon) connectPending(ctx context.Context, id string, task *native.Task) {
+	d.mu.Lock()
+	list := d.pending[id]
+	delete(d.pending, id)
+	d.tasks[id] = task
+	d.mu.Unlock()
+	for _, p := range list {
+		wait, err := task.AttachReady(p.ctx, p.streams)
+		if err != nil {
+			p.done <- err
+			continue
+		}
+		go func() { p.done <- wait() }()
+	}
+}
+
+func (d *Daemon) dropPending(id string, p *pendingAttach) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	list := d.pending[id]
+	for i, q := range list {
+		if q == p {
+			d.pending[id] = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+}
+
+// failPending ends the attachers of a container that could not start.
+func (d *Daemon) failPending(id string, err error) {
+	d.mu.Lock()
+	list := d.pending[id]
+	delete(d.pending, id)
+	d.mu.Unlock()
+	for _, p := range list {
+		p.done <- err
+	}
+}
+
+// ContainerResize sets the container's tty size.
+func (d *Daemon) ContainerResize(ctx context.Context, name string, height, width uint) error {
+	c, err := d.containers.Get(name)
+	if err != nil {
+		return err
+	}
+	task := d.task(c.ID)
+	if task == nil {
+		return errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
+	}
+	return task.Resize(uint16(height), uint16(width))
+}
