@@ -1,0 +1,81 @@
+//go:build integration
+
+package integrationcli
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func apiDo(t *testing.T, method, path, body string) (int, string) {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", shared.Sock)
+	}}}
+	req, _ := http.NewRequest(method, "http://d"+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestAPIErrors(t *testing.T) {
+	cases := []struct {
+		method, path, body string
+		status             int
+		msg                string
+	}{
+		{"GET", "/_ping", "", 200, "OK"},
+		{"GET", "/v1.51/version", "", 200, `"ApiVersion":"1.51"`},
+		{"GET", "/v1.99/version", "", 400, "too new"},
+		{"GET", "/v1.12/version", "", 400, "too old"},
+		{"POST", "/v1.44/containers/create", "{not json", 400, "invalid JSON"},
+		{"POST", "/v1.44/containers/create", `{"Image":"busybox","HostConfig":{"Memory":1}}`, 400, "Minimum memory"},
+		{"POST", "/v1.44/containers/create", `{"Image":"nope:nope"}`, 404, "No such image: nope:nope"},
+		{"POST", "/v1.44/containers/create", `{"Image":"busybox","Init":"upstart"}`, 400, "init system"},
+		{"GET", "/v1.44/containers/nosuch/json", "", 404, "No such container: nosuch"},
+		{"POST", "/v1.44/containers/nosuch/start", "", 404, "No such container: nosuch"},
+		{"POST", "/v1.44/containers/create?name=bad/name", `{"Image":"busybox"}`, 400, "Invalid container name"},
+		{"GET", "/v1.44/networks", "", 501, "GET /networks is not implemented"},
+		{"POST", "/v1.44/build", "", 501, "POST /build is not implemented"},
+		{"GET", "/v1.44/no/such/endpoint", "", 404, "page not found"},
+		{"GET", "/v1.44/containers/json?filters=%7Bbad", "", 400, "invalid filters"},
+		{"POST", "/v1.44/images/create?fromImage=busybox", "", 501, "pull"},
+	}
+	for _, c := range cases {
+		status, body := apiDo(t, c.method, c.path, c.body)
+		if status != c.status || !strings.Contains(body, c.msg) {
+			t.Errorf("%s %s: got %d %s; want %d containing %q", c.method, c.path, status, body, c.status, c.msg)
+		}
+	}
+	// The daemon is still there.
+	if status, _ := apiDo(t, "GET", "/_ping", ""); status != 200 {
+		t.Fatal("daemon gone after bad requests")
+	}
+}
+
+func TestUnknownFlag(t *testing.T) {
+	r := shared.CLI("run", "--no-such-flag", "busybox")
+	if r.Code != 125 || !strings.Contains(r.Stderr, "unknown flag") {
+		t.Fatalf("unknown flag: %s", r)
+	}
+}
+
+func TestInfoAndVersionThroughStockCLI(t *testing.T) {
+	r := shared.Stock("version", "--format", "{{.Server.APIVersion}}")
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) == "" {
+		t.Fatalf("stock version: %s", r)
+	}
+	r = shared.Stock("info", "--format", "{{.Driver}} {{.OSType}}")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "linux") {
+		t.Fatalf("stock info: %s", r)
+	}
+}
