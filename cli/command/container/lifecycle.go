@@ -1,0 +1,139 @@
+package container
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/sdengine/engine/cli/command"
+	"github.com/spf13/cobra"
+)
+
+// NewStopCommand is "docker stop".
+func NewStopCommand(cli *command.Cli) *cobra.Command {
+	var timeout int
+	var signal string
+	cmd := &cobra.Command{
+		Use:   "stop [OPTIONS] CONTAINER [CONTAINER...]",
+		Short: "Stop one or more running containers",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			o := container.StopOptions{Signal: signal}
+			if cmd.Flags().Changed("time") {
+				o.Timeout = &timeout
+			}
+			return forEach(cli, args, func(ctx context.Context, n string) error {
+				return c.ContainerStop(ctx, n, o)
+			}, cmd.Context())
+		},
+	}
+	cmd.Flags().IntVarP(&timeout, "time", "t", 0, "Seconds to wait before killing the container")
+	cmd.Flags().StringVarP(&signal, "signal", "s", "", "Signal to send to the container")
+	return cmd
+}
+
+// NewRestartCommand is "docker restart".
+func NewRestartCommand(cli *command.Cli) *cobra.Command {
+	var timeout int
+	var signal string
+	cmd := &cobra.Command{
+		Use:   "restart [OPTIONS] CONTAINER [CONTAINER...]",
+		Short: "Restart one or more containers",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			o := container.StopOptions{Signal: signal}
+			if cmd.Flags().Changed("time") {
+				o.Timeout = &timeout
+			}
+			return forEach(cli, args, func(ctx context.Context, n string) error {
+				return c.ContainerRestart(ctx, n, o)
+			}, cmd.Context())
+		},
+	}
+	cmd.Flags().IntVarP(&timeout, "time", "t", 0, "Seconds to wait before killing the container")
+	cmd.Flags().StringVarP(&signal, "signal", "s", "", "Signal to send to the container")
+	return cmd
+}
+
+// NewKillCommand is "docker kill".
+func NewKillCommand(cli *command.Cli) *cobra.Command {
+	var signal string
+	cmd := &cobra.Command{
+		Use:   "kill [OPTIONS] CONTAINER [CONTAINER...]",
+		Short: "Kill one or more running containers",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return forEach(cli, args, func(ctx context.Context, n string) error {
+				return c.ContainerKill(ctx, n, signal)
+			}, cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&signal, "signal", "s", "", "Signal to send to the container")
+	return cmd
+}
+
+// NewRmCommand is "docker rm".
+func NewRmCommand(cli *command.Cli) *cobra.Command {
+	var o container.RemoveOptions
+	cmd := &cobra.Command{
+		Use:     "rm [OPTIONS] CONTAINER [CONTAINER...]",
+		Aliases: []string{"remove"},
+		Short:   "Remove one or more containers",
+		Args:    command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return forEach(cli, args, func(ctx context.Context, n string) error {
+				return c.ContainerRemove(ctx, n, o)
+			}, cmd.Context())
+		},
+	}
+	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "Force the removal of a running container (uses SIGKILL)")
+	cmd.Flags().BoolVarP(&o.RemoveVolumes, "volumes", "v", false, "Remove anonymous volumes associated with the container")
+	cmd.Flags().BoolVarP(&o.RemoveLinks, "link", "l", false, "Remove the specified link")
+	return cmd
+}
+
+// NewWaitCommand is "docker wait": print each container's exit status.
+func NewWaitCommand(cli *command.Cli) *cobra.Command {
+	return &cobra.Command{
+		Use:   "wait CONTAINER [CONTAINER...]",
+		Short: "Block until one or more containers stop, then print their exit codes",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			failed := false
+			for _, n := range args {
+				resC, errC := c.ContainerWait(cmd.Context(), n, container.WaitConditionNotRunning)
+				select {
+				case r := <-resC:
+					fmt.Fprintln(cli.Out(), r.StatusCode)
+				case err := <-errC:
+					fmt.Fprintln(cli.Err(), err)
+					failed = true
+				}
+			}
+			if failed {
+				return command.StatusError{StatusCode: 1}
+			}
+			return nil
+		},
+	}
+}

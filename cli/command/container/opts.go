@@ -1,0 +1,229 @@
+package container
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
+	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/runconfig/opts"
+	"github.com/spf13/pflag"
+)
+
+// containerOptions are the flags shared by "create" and "run".
+type containerOptions struct {
+	env, envFile, labels, labelFile []string
+	workdir, user, name, hostname   string
+	entrypoint                      string
+	entrypointSet                   bool
+	stopSignal                      string
+	stopTimeout                     int
+	interactive, tty                bool
+	attach                          []string
+	network                         string
+	memory, cpus                    string
+	pidsLimit                       int64
+	privileged, readOnly            bool
+	capAdd, capDrop, securityOpt    []string
+	tmpfs, volumes                  []string
+	init                            opts.InitOption
+	logDriver                       string
+	logOpts                         []string
+	restart                         string
+	ulimits                         []string
+}
+
+func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
+	// -h is --hostname here, so --help must exist before cobra adds "-h".
+	fs.Bool("help", false, "Print usage")
+	fs.StringArrayVarP(&o.env, "env", "e", nil, "Set environment variables")
+	fs.StringArrayVar(&o.envFile, "env-file", nil, "Read in a file of environment variables")
+	fs.StringArrayVarP(&o.labels, "label", "l", nil, "Set meta data on a container")
+	fs.StringArrayVar(&o.labelFile, "label-file", nil, "Read in a line delimited file of labels")
+	fs.StringVarP(&o.workdir, "workdir", "w", "", "Working directory inside the container")
+	fs.StringVarP(&o.user, "user", "u", "", "Username or UID (format: <name|uid>[:<group|gid>])")
+	fs.StringVar(&o.name, "name", "", "Assign a name to the container")
+	fs.StringVarP(&o.hostname, "hostname", "h", "", "Container host name")
+	fs.StringVar(&o.entrypoint, "entrypoint", "", "Overwrite the default ENTRYPOINT of the image")
+	fs.StringVar(&o.stopSignal, "stop-signal", "", "Signal to stop the container")
+	fs.IntVar(&o.stopTimeout, "stop-timeout", 0, "Timeout (in seconds) to stop a container")
+	fs.BoolVarP(&o.interactive, "interactive", "i", false, "Keep STDIN open even if not attached")
+	fs.BoolVarP(&o.tty, "tty", "t", false, "Allocate a pseudo-TTY")
+	fs.StringSliceVarP(&o.attach, "attach", "a", nil, "Attach to STDIN, STDOUT or STDERR")
+	fs.StringVar(&o.network, "network", "default", "Connect a container to a network (none, host, default)")
+	fs.StringVar(&o.network, "net", "default", "Connect a container to a network")
+	_ = fs.MarkHidden("net")
+	fs.StringVarP(&o.memory, "memory", "m", "", "Memory limit")
+	fs.StringVar(&o.cpus, "cpus", "", "Number of CPUs")
+	fs.Int64Var(&o.pidsLimit, "pids-limit", 0, "Tune container pids limit (set -1 for unlimited)")
+	fs.BoolVar(&o.privileged, "privileged", false, "Give extended privileges to this container")
+	fs.BoolVar(&o.readOnly, "read-only", false, "Mount the container's root filesystem as read only")
+	fs.StringArrayVar(&o.capAdd, "cap-add", nil, "Add Linux capabilities")
+	fs.StringArrayVar(&o.capDrop, "cap-drop", nil, "Drop Linux capabilities")
+	fs.StringArrayVar(&o.securityOpt, "security-opt", nil, "Security Options")
+	fs.StringArrayVar(&o.tmpfs, "tmpfs", nil, "Mount a tmpfs directory")
+	fs.StringArrayVarP(&o.volumes, "volume", "v", nil, "Bind mount a volume")
+	fs.Var(&o.init, "init", "Run an init inside the container (--init: reaper; --init=systemd: the image's systemd as PID 1)")
+	fs.Lookup("init").NoOptDefVal = opts.InitFlagNoOptDefVal
+	fs.StringVar(&o.logDriver, "log-driver", "", "Logging driver for the container")
+	fs.StringArrayVar(&o.logOpts, "log-opt", nil, "Log driver options")
+	fs.StringVar(&o.restart, "restart", "no", "Restart policy to apply when a container exits")
+	fs.StringArrayVar(&o.ulimits, "ulimit", nil, "Ulimit options")
+}
+
+// parsed is the create request built from the flags.
+type parsed struct {
+	config  *opts.ContainerConfig
+	host    *container.HostConfig
+	network *network.NetworkingConfig
+}
+
+// parse builds the create request; fs tells which flags were given (for
+// --entrypoint "" and --stop-timeout). args are IMAGE [COMMAND [ARG...]].
+func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, error) {
+	env, err := opts.BuildEnv(o.envFile, o.env)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := opts.BuildLabels(o.labelFile, o.labels)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := opts.ParseMemory(o.memory)
+	if err != nil {
+		return nil, err
+	}
+	nano, err := opts.ParseCPUs(o.cpus)
+	if err != nil {
+		return nil, err
+	}
+	ulimits, err := opts.ParseUlimits(o.ulimits)
+	if err != nil {
+		return nil, err
+	}
+	restart, err := opts.ParseRestartPolicy(o.restart)
+	if err != nil {
+		return nil, err
+	}
+	tmpfs, err := opts.ParseTmpfs(o.tmpfs)
+	if err != nil {
+		return nil, err
+	}
+	binds, anonVolumes, err := opts.ParseVolumes(o.volumes)
+	if err != nil {
+		return nil, err
+	}
+	secOpts, err := opts.ParseSecurityOpts(o.securityOpt)
+	if err != nil {
+		return nil, err
+	}
+	logOpts, err := opts.ParseKeyValueOpts(o.logOpts, "log-opt")
+	if err != nil {
+		return nil, err
+	}
+	attachIn, attachOut, attachErr, err := parseAttach(o.attach, o.interactive)
+	if err != nil {
+		return nil, err
+	}
+
+	cfg := &opts.ContainerConfig{Init: o.init.ConfigInit()}
+	c := &cfg.Config
+	c.Image = args[0]
+	if len(args) > 1 {
+		c.Cmd = args[1:]
+	}
+	if fs.Changed("entrypoint") {
+		// --entrypoint "" explicitly clears the image's entrypoint.
+		c.Entrypoint = []string{o.entrypoint}
+		if o.entrypoint == "" {
+			c.Entrypoint = []string{""}
+		}
+	}
+	c.Env = env
+	c.Labels = labels
+	c.WorkingDir = o.workdir
+	c.User = o.user
+	c.Hostname = o.hostname
+	c.StopSignal = o.stopSignal
+	if fs.Changed("stop-timeout") {
+		t := o.stopTimeout
+		c.StopTimeout = &t
+	}
+	c.Tty = o.tty
+	c.OpenStdin = o.interactive
+	c.AttachStdin, c.AttachStdout, c.AttachStderr = attachIn, attachOut, attachErr
+	// With stdin attached, close it for the container once the client's
+	// stdin ends, as docker run -i does.
+	c.StdinOnce = attachIn
+	c.Volumes = anonVolumes
+
+	h := &container.HostConfig{
+		Binds:          binds,
+		NetworkMode:    container.NetworkMode(networkMode(o.network)),
+		RestartPolicy:  restart,
+		Privileged:     o.privileged,
+		ReadonlyRootfs: o.readOnly,
+		CapAdd:         normalizeCaps(o.capAdd),
+		CapDrop:        normalizeCaps(o.capDrop),
+		SecurityOpt:    secOpts,
+		Tmpfs:          tmpfs,
+		Init:           o.init.HostConfigInit(),
+		LogConfig:      container.LogConfig{Type: o.logDriver, Config: logOpts},
+	}
+	h.Memory = mem
+	h.NanoCPUs = nano
+	h.Ulimits = ulimits
+	if fs.Changed("pids-limit") {
+		p := o.pidsLimit
+		h.PidsLimit = &p
+	}
+	return &parsed{config: cfg, host: h, network: &network.NetworkingConfig{}}, nil
+}
+
+// networkMode maps the CLI's "default" to the daemon's default network.
+func networkMode(n string) string {
+	if n == "" || n == "default" {
+		return "default"
+	}
+	return n
+}
+
+// parseAttach applies docker's defaults: without -a, stdout and stderr are
+// attached, and stdin too when -i is given.
+func parseAttach(values []string, interactive bool) (in, out, errOut bool, err error) {
+	if len(values) == 0 {
+		return interactive, true, true, nil
+	}
+	for _, v := range values {
+		switch strings.ToLower(v) {
+		case "stdin":
+			in = true
+		case "stdout":
+			out = true
+		case "stderr":
+			errOut = true
+		default:
+			return false, false, false, errdefs.InvalidParameter(fmt.Errorf("invalid argument %q for \"-a, --attach\" flag: valid streams are STDIN, STDOUT and STDERR", v))
+		}
+	}
+	return in, out, errOut, nil
+}
+
+// normalizeCaps upper-cases capability names and adds the CAP_ prefix
+// ("ALL" stays as is) so the daemon sees canonical names.
+func normalizeCaps(caps []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range caps {
+		c = strings.ToUpper(strings.TrimSpace(c))
+		if c != "ALL" && !strings.HasPrefix(c, "CAP_") {
+			c = "CAP_" + c
+		}
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package container
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/docker/docker/client"
+	"github.com/spf13/pflag"
+)
+
+// parseRun parses run-style arguments the way the run command does.
+func parseRun(t *testing.T, args ...string) (*parsed, error) {
+	t.Helper()
+	var o containerOptions
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SetInterspersed(false)
+	o.addFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return o.parse(fs, fs.Args())
+}
+
+func TestParseRunFlags(t *testing.T) {
+	env := filepath.Join(t.TempDir(), "env")
+	os.WriteFile(env, []byte("# c\nB=file\nA=file\n"), 0o644)
+	p, err := parseRun(t, "-e", "A=cli", "--env-file", env, "-w", "/w", "-u", "1:2", "--name", "n",
+		"-h", "host", "-l", "k=v", "--stop-signal", "SIGRTMIN+3", "--stop-timeout", "7", "-m", "64m",
+		"--cpus", "0.5", "--pids-limit", "40", "--privileged", "--cap-add", "net_admin", "--cap-drop", "all",
+		"--security-opt", "no-new-privileges", "--read-only", "--tmpfs", "/run", "-v", "/h:/c:ro",
+		"--network", "none", "--log-driver", "json-file", "--log-opt", "max-size=1m", "--restart", "on-failure:2",
+		"--ulimit", "nofile=10:20", "--init", "busybox", "sh", "-c", "exit 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, h := p.config, p.host
+	if c.Image != "busybox" || !reflect.DeepEqual([]string(c.Cmd), []string{"sh", "-c", "exit 3"}) {
+		t.Fatalf("image/cmd: %s %v", c.Image, c.Cmd)
+	}
+	if !reflect.DeepEqual(c.Env, []string{"B=file", "A=file", "A=cli"}) {
+		t.Fatalf("env %v", c.Env)
+	}
+	if c.WorkingDir != "/w" || c.User != "1:2" || c.Hostname != "host" || c.Labels["k"] != "v" ||
+		c.StopSignal != "SIGRTMIN+3" || c.StopTimeout == nil || *c.StopTimeout != 7 {
+		t.Fatalf("config %+v", c.Config)
+	}
+	if h.Memory != 64<<20 || h.NanoCPUs != 5e8 || h.PidsLimit == nil || *h.PidsLimit != 40 || !h.Privileged || !h.ReadonlyRootfs {
+		t.Fatalf("resources %+v", h.Resources)
+	}
+	if !reflect.DeepEqual([]string(h.CapAdd), []string{"CAP_NET_ADMIN"}) || !reflect.DeepEqual([]string(h.CapDrop), []string{"ALL"}) {
+		t.Fatalf("caps %v %v", h.CapAdd, h.CapDrop)
+	}
+	if h.NetworkMode != "none" || !reflect.DeepEqual(h.Binds, []string{"/h:/c:ro"}) || h.Tmpfs["/run"] != "" {
+		t.Fatalf("host %+v", h)
+	}
+	if h.LogConfig.Type != "json-file" || h.LogConfig.Config["max-size"] != "1m" || h.RestartPolicy.MaximumRetryCount != 2 {
+		t.Fatalf("log/restart %+v %+v", h.LogConfig, h.RestartPolicy)
+	}
+	if h.Init == nil || !*h.Init || c.Init != "" {
+		t.Fatalf("--init: host %v config %q", h.Init, c.Init)
+	}
+	if len(h.Ulimits) != 1 || h.Ulimits[0].Hard != 20 {
+		t.Fatalf("ulimits %v", h.Ulimits)
+	}
+	// Without -a: stdout and stderr attached, stdin not (no -i).
+	if c.AttachStdin || !c.AttachStdout || !c.AttachStderr || c.OpenStdin {
+		t.Fatalf("attach %v %v %v", c.AttachStdin, c.AttachStdout, c.AttachStderr)
+	}
+}
+
+func TestParseInitSystemdAndDefaults(t *testing.T) {
+	p, err := parseRun(t, "--init=systemd", "-it", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.config.Init != "systemd" || p.host.Init != nil {
+		t.Fatalf("init=systemd: %q %v", p.config.Init, p.host.Init)
+	}
+	if !p.config.Tty || !p.config.OpenStdin || !p.config.AttachStdin || !p.config.StdinOnce {
+		t.Fatalf("-it: %+v", p.config.Config)
+	}
+	p, err = parseRun(t, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.host.Init != nil || p.config.Entrypoint != nil || p.config.StopTimeout != nil || p.host.PidsLimit != nil || p.host.NetworkMode != "default" {
+		t.Fatalf("defaults: %+v %+v", p.config.Config, p.host)
+	}
+	p, err = parseRun(t, "--entrypoint", "", "img")
+	if err != nil || !reflect.DeepEqual([]string(p.config.Entrypoint), []string{""}) {
+		t.Fatalf("--entrypoint \"\": %v %v", p.config.Entrypoint, err)
+	}
+	p, err = parseRun(t, "-a", "stderr", "img")
+	if err != nil || p.config.AttachStdout || !p.config.AttachStderr {
+		t.Fatalf("-a stderr: %+v %v", p.config.Config, err)
+	}
+	for _, bad := range [][]string{{"-m", "lots", "img"}, {"--cpus", "x", "img"}, {"--init=tini", "img"}, {"-a", "stdfoo", "img"}, {"--restart", "sometimes", "img"}} {
+		if _, err := parseRun(t, bad...); err == nil {
+			t.Errorf("%v: want error", bad)
+		}
+	}
+}
+
+// The create body goes out with Init at the top level (where Config's
+// fields live) and the HostConfig as given.
+func TestCreateContainerWithInitBody(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	var query string
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/_ping" {
+			w.Header().Set("Api-Version", "1.44")
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &body)
+		query = r.URL.RawQuery
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte(`{"Id":"0123","Warnings":["careful"]}`))
+	})}
+	go srv.Serve(l) //nolint:errcheck // ends with Close
+	defer srv.Close()
+	c, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	p, err := parseRun(t, "--init=systemd", "-m", "1g", "img", "/sbin/init")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := createContainerWithInit(context.Background(), c, p, "sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ID != "0123" || len(resp.Warnings) != 1 || query != "name=sys" {
+		t.Fatalf("resp %+v query %s", resp, query)
+	}
+	hc, _ := body["HostConfig"].(map[string]any)
+	if body["Init"] != "systemd" || body["Image"] != "img" || hc["Memory"] != float64(1<<30) {
+		t.Fatalf("body %v", body)
+	}
+	if _, ok := hc["Init"]; ok && hc["Init"] != nil {
+		t.Fatalf("HostConfig.Init must be unset with --init=systemd: %v", hc["Init"])
+	}
+}

@@ -1,0 +1,140 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/sdengine/engine/cli/command"
+	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/spf13/cobra"
+)
+
+// NewRunCommand is "docker run" (also "docker container run").
+func NewRunCommand(cli *command.Cli) *cobra.Command {
+	var o containerOptions
+	var detach, rm, sigProxy bool
+	cmd := &cobra.Command{
+		Use:   "run [OPTIONS] IMAGE [COMMAND] [ARG...]",
+		Short: "Create and run a new container from an image",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runContainer(cmd, cli, &o, args, detach, rm, sigProxy)
+		},
+	}
+	fs := cmd.Flags()
+	fs.SetInterspersed(false)
+	fs.BoolVarP(&detach, "detach", "d", false, "Run container in background and print container ID")
+	fs.BoolVar(&rm, "rm", false, "Automatically remove the container and its associated anonymous volumes when it exits")
+	fs.BoolVar(&sigProxy, "sig-proxy", true, "Proxy received signals to the process")
+	o.addFlags(fs)
+	return cmd
+}
+
+func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, args []string, detach, rm, sigProxy bool) error {
+	if detach && len(o.attach) > 0 {
+		return command.RunFailure(cmd, errdefs.InvalidParameter(errors.New("conflicting options: cannot specify both --attach and --detach")))
+	}
+	p, err := o.parse(cmd.Flags(), args)
+	if err != nil {
+		return command.RunFailure(cmd, err)
+	}
+	if detach {
+		// Nothing is attached in the background.
+		p.config.AttachStdin, p.config.AttachStdout, p.config.AttachStderr, p.config.StdinOnce = false, false, false, false
+	}
+	if !detach && p.config.Tty && p.config.AttachStdin && !cli.In().IsTerminal() {
+		return command.RunFailure(cmd, errors.New("the input device is not a TTY"))
+	}
+	p.host.AutoRemove = rm
+	if p.config.Tty && cli.Out().IsTerminal() {
+		// The pty gets its size at creation, so the first command in the
+		// container already sees it (a later resize would race with it).
+		h, w := cli.Out().TerminalSize()
+		p.host.ConsoleSize = [2]uint{h, w}
+	}
+	c, err := cli.Client()
+	if err != nil {
+		return command.RunFailure(cmd, err)
+	}
+	ctx := cmd.Context()
+	resp, err := createContainerWithInit(ctx, c, p, o.name)
+	if err != nil {
+		return command.RunFailure(cmd, err)
+	}
+	printWarnings(cli, resp.Warnings)
+	id := resp.ID
+
+	if detach {
+		if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+			return runStartFailure(cmd, err)
+		}
+		fmt.Fprintln(cli.Out(), id)
+		return nil
+	}
+	return attachStartWait(ctx, cli, id, p.config.Tty, p.config.AttachStdin, p.config.AttachStdout, p.config.AttachStderr, rm, sigProxy,
+		func(err error) error { return runStartFailure(cmd, err) })
+}
+
+// attachStartWait is the foreground part shared by "run" and "start -a":
+// attach first so no output is lost, register the wait before starting so
+// a quick exit is not missed, start, stream, and return the exit status.
+// fail words attach/start errors for the calling command.
+func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, out, errOut, autoRemove, sigProxy bool, fail func(error) error) error {
+	c, err := cli.Client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	s := streams{tty: tty}
+	if in {
+		s.stdin = cli.In()
+	}
+	if out {
+		s.stdout = cli.Out()
+	}
+	if errOut {
+		s.stderr = cli.Err()
+		if tty {
+			// A tty merges stderr into stdout on the container side.
+			s.stderr = cli.Out()
+		}
+	}
+	hijack, err := c.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: in, Stdout: out, Stderr: errOut})
+	if err != nil {
+		return fail(err)
+	}
+	defer hijack.Close()
+
+	statusC := waitExit(ctx, c, id, autoRemove)
+	if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return fail(err)
+	}
+	if tty && cli.Out().IsTerminal() {
+		monitorTTYSize(ctx, cli, func(ctx context.Context, o container.ResizeOptions) error {
+			return c.ContainerResize(ctx, id, o)
+		})
+	}
+	if sigProxy && !tty {
+		proxySignals(ctx, c, id)
+	}
+	if err := pump(cli, hijack, s); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("streaming: %w", err)
+	}
+	if code := <-statusC; code != 0 {
+		return command.StatusError{StatusCode: code}
+	}
+	return nil
+}
+
+// runStartFailure reports a failed start like docker run: the hint of
+// RunFailure, with 126/127 when the command cannot be executed.
+func runStartFailure(cmd *cobra.Command, err error) error {
+	se := command.RunFailure(cmd, err).(command.StatusError)
+	se.StatusCode = startErrorStatus(err)
+	return se
+}

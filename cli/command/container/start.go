@@ -1,0 +1,65 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/sdengine/engine/cli/command"
+	"github.com/spf13/cobra"
+)
+
+// NewStartCommand is "docker start".
+func NewStartCommand(cli *command.Cli) *cobra.Command {
+	var attach, interactive bool
+	cmd := &cobra.Command{
+		Use:   "start [OPTIONS] CONTAINER [CONTAINER...]",
+		Short: "Start one or more stopped containers",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if attach || interactive {
+				if len(args) > 1 {
+					return errors.New("you cannot start and attach multiple containers at once")
+				}
+				info, err := c.ContainerInspect(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				in := interactive && info.Config.OpenStdin
+				return attachStartWait(ctx, cli, info.ID, info.Config.Tty, in, attach, attach,
+					info.HostConfig.AutoRemove, true, func(err error) error { return err })
+			}
+			return forEach(cli, args, func(ctx context.Context, name string) error {
+				return c.ContainerStart(ctx, name, container.StartOptions{})
+			}, cmd.Context())
+		},
+	}
+	cmd.Flags().BoolVarP(&attach, "attach", "a", false, "Attach STDOUT/STDERR and forward signals")
+	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "Attach container's STDIN")
+	return cmd
+}
+
+// forEach runs op on every named container, printing each name on success
+// and each error on stderr, and fails (status 1) if any failed - docker's
+// behaviour for start/stop/kill/rm/restart.
+func forEach(cli *command.Cli, names []string, op func(ctx context.Context, name string) error, ctx context.Context) error {
+	failed := false
+	for _, n := range names {
+		if err := op(ctx, n); err != nil {
+			fmt.Fprintln(cli.Err(), err)
+			failed = true
+			continue
+		}
+		fmt.Fprintln(cli.Out(), n)
+	}
+	if failed {
+		return command.StatusError{StatusCode: 1}
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package image
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/sdengine/engine/cli/command"
+	"github.com/spf13/cobra"
+)
+
+// NewTagCommand is "docker tag".
+func NewTagCommand(cli *command.Cli) *cobra.Command {
+	return &cobra.Command{
+		Use:   "tag SOURCE_IMAGE[:TAG] TARGET_IMAGE[:TAG]",
+		Short: "Create a tag TARGET_IMAGE that refers to SOURCE_IMAGE",
+		Args:  command.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return c.ImageTag(cmd.Context(), args[0], args[1])
+		},
+	}
+}
+
+// NewRmiCommand is "docker rmi" (also "docker image rm").
+func NewRmiCommand(cli *command.Cli) *cobra.Command {
+	var force, noPrune bool
+	cmd := &cobra.Command{
+		Use:     "rmi [OPTIONS] IMAGE [IMAGE...]",
+		Aliases: []string{"rm", "remove"},
+		Short:   "Remove one or more images",
+		Args:    command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			failed := false
+			for _, ref := range args {
+				dels, err := c.ImageRemove(cmd.Context(), ref, image.RemoveOptions{Force: force, PruneChildren: !noPrune})
+				if err != nil {
+					fmt.Fprintln(cli.Err(), err)
+					failed = true
+					continue
+				}
+				for _, d := range dels {
+					if d.Untagged != "" {
+						fmt.Fprintf(cli.Out(), "Untagged: %s\n", d.Untagged)
+					}
+					if d.Deleted != "" {
+						fmt.Fprintf(cli.Out(), "Deleted: %s\n", d.Deleted)
+					}
+				}
+			}
+			if failed {
+				return command.StatusError{StatusCode: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "Force removal of the image")
+	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "Do not delete untagged parents")
+	return cmd
+}
+
+// NewInspectCommand is "docker image inspect".
+func NewInspectCommand(cli *command.Cli) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "inspect [OPTIONS] IMAGE [IMAGE...]",
+		Short: "Display detailed information on one or more images",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return command.Inspect(cli.Out(), cli.Err(), args, format, func(ref string) ([]byte, error) {
+				return InspectRaw(cmd.Context(), c, ref)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "", "Format output using a custom template")
+	return cmd
+}
+
+// InspectRaw returns an image's inspect JSON as the daemon sent it.
+func InspectRaw(ctx context.Context, c *client.Client, ref string) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := c.ImageInspect(ctx, ref, client.ImageInspectWithRawResponse(&buf)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Commands returns the "docker image" group's commands.
+func Commands(cli *command.Cli) []*cobra.Command {
+	ls := NewImagesCommand(cli)
+	ls.Use = "ls [OPTIONS] [REPOSITORY[:TAG]]"
+	ls.Aliases = []string{"list", "images"}
+	rm := NewRmiCommand(cli)
+	rm.Use = "rm [OPTIONS] IMAGE [IMAGE...]"
+	rm.Aliases = []string{"remove", "rmi"}
+	return []*cobra.Command{ls, rm, NewImportCommand(cli), NewLoadCommand(cli), NewSaveCommand(cli),
+		NewTagCommand(cli), NewInspectCommand(cli)}
+}
+
+// TopLevelCommands returns the image commands docker offers at the top level.
+func TopLevelCommands(cli *command.Cli) []*cobra.Command {
+	cmds := []*cobra.Command{NewImagesCommand(cli), NewRmiCommand(cli), NewImportCommand(cli),
+		NewLoadCommand(cli), NewSaveCommand(cli), NewTagCommand(cli)}
+	for _, c := range cmds {
+		c.Aliases = nil
+	}
+	return cmds
+}

@@ -1,0 +1,306 @@
+// Package native runs containers with libcontainer, each owned by a small
+// shim process (the daemon binary re-executed with ShimCommand) so that
+// containers outlive the daemon and a restarted daemon can reconnect.
+//
+// State of a container lives in execRoot/containers/<id>/: the bundle's
+// config.json, the shim's options, pid, log and control socket, and the
+// exit status once the container exited. libcontainer's own state is in
+// execRoot/runc.
+package native
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// Driver creates and finds containers.
+type Driver struct {
+	execRoot, shimBinary, runcRoot string
+
+	mu sync.Mutex
+	// shims we started and still have to reap: id -> closed when reaped.
+	shims map[string]chan struct{}
+}
+
+// New prepares execRoot and returns a driver that spawns shimBinary.
+func New(execRoot, shimBinary string) (*Driver, error) {
+	d := &Driver{
+		execRoot:   execRoot,
+		shimBinary: shimBinary,
+		runcRoot:   filepath.Join(execRoot, "runc"),
+		shims:      map[string]chan struct{}{},
+	}
+	for _, dir := range []string{d.containersDir(), d.runcRoot} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("exec driver: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func (d *Driver) containersDir() string     { return filepath.Join(d.execRoot, "containers") }
+func (d *Driver) stateDir(id string) string { return filepath.Join(d.containersDir(), id) }
+
+// validID is what libcontainer accepts, minus leading dots.
+var validID = regexp.MustCompile(`^[A-Za-z0-9_+\-][A-Za-z0-9_+\-.]*$`)
+
+// CreateOptions describes a container to create.
+type CreateOptions struct {
+	ID                          string
+	Spec                        *specs.Spec
+	Tty, OpenStdin, StdinOnce   bool
+	ConsoleHeight, ConsoleWidth uint16
+	LogPath                     string // "" = no log
+	LogOpts                     map[string]string
+}
+
+// createTimeout bounds how long we wait for the shim to report; a healthy
+// create takes well under a second.
+const createTimeout = 60 * time.Second
+
+// Create spawns the container's shim, which creates the container: when it
+// returns, namespaces, mounts and prestart hooks are done and the user's
+// process waits for Start. On failure nothing is left behind.
+func (d *Driver) Create(ctx context.Context, o CreateOptions) (_ *Task, retErr error) {
+	if !validID.MatchString(o.ID) {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid container id %q", o.ID))
+	}
+	if o.Spec == nil || o.Spec.Process == nil || o.Spec.Root == nil {
+		return nil, errdefs.InvalidParameter(errors.New("incomplete OCI spec"))
+	}
+	dir := d.stateDir(o.ID)
+	if _, err := os.Stat(dir); err == nil {
+		if liveShimPid(dir) != 0 {
+			return nil, errdefs.Conflict(fmt.Errorf("container %s is already running", o.ID))
+		}
+		// Leftovers of a previous run nobody deleted.
+		if err := d.Delete(o.ID); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state dir: %w", err)
+	}
+	defer func() {
+		if retErr != nil {
+			if err := d.Delete(o.ID); err != nil {
+				slog.Error("cleaning up after failed create", "id", o.ID, "err", err)
+			}
+		}
+	}()
+	if err := writeJSONQuick(filepath.Join(dir, specFile), o.Spec); err != nil {
+		return nil, err
+	}
+	so := shimOptions{
+		ID: o.ID, Tty: o.Tty, OpenStdin: o.OpenStdin, StdinOnce: o.StdinOnce,
+		ConsoleHeight: o.ConsoleHeight, ConsoleWidth: o.ConsoleWidth,
+		LogPath: o.LogPath, LogOpts: o.LogOpts,
+	}
+	if err := writeJSONQuick(filepath.Join(dir, optionsFile), so); err != nil {
+		return nil, err
+	}
+	resp, err := d.spawnShim(ctx, o.ID, dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Task{d: d, id: o.ID, dir: dir, pid: resp.Pid, tty: o.Tty}, nil
+}
+
+// spawnShim starts the shim detached from us (own session, no stdio but
+// its log) and waits for its report on the ready pipe.
+func (d *Driver) spawnShim(ctx context.Context, id, dir string) (response, error) {
+	var resp response
+	logf, err := os.OpenFile(filepath.Join(dir, shimLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return resp, err
+	}
+	defer logf.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return resp, err
+	}
+	defer readyR.Close()
+	cmd := exec.Command(d.shimBinary, ShimCommand, dir, d.runcRoot, id)
+	cmd.Dir = dir
+	cmd.Stderr = logf
+	cmd.ExtraFiles = []*os.File{readyW} // fd 3 = readyFd
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
+		return resp, fmt.Errorf("starting shim: %w", err)
+	}
+	reaped := make(chan struct{})
+	d.mu.Lock()
+	d.shims[id] = reaped
+	d.mu.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		d.mu.Lock()
+		if d.shims[id] == reaped {
+			delete(d.shims, id)
+		}
+		d.mu.Unlock()
+		close(reaped)
+	}()
+
+	got := make(chan error, 1)
+	go func() { got <- readJSONLine(bufio.NewReader(readyR), &resp) }()
+	ctx, cancel := context.WithTimeout(ctx, createTimeout)
+	defer cancel()
+	select {
+	case err = <-got:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = resp.err()
+		if err == nil {
+			return resp, nil
+		}
+	} else {
+		_ = cmd.Process.Kill()
+		err = fmt.Errorf("shim did not report: %w%s", err, shimLogTail(dir))
+	}
+	// The shim cleans up and exits after a failure; wait so that Delete
+	// does not race with it.
+	select {
+	case <-reaped:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-reaped
+	}
+	return resp, err
+}
+
+func shimLogTail(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, shimLogFile))
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	if len(b) > 512 {
+		b = b[len(b)-512:]
+	}
+	return " (shim log: " + string(b) + ")"
+}
+
+// Restore reconnects to the shim of a container created by an earlier
+// daemon. If the container exited meanwhile the error wraps *ExitedError
+// with the recorded status; if there is no trace of it, it is NotFound.
+func (d *Driver) Restore(ctx context.Context, id string) (*Task, error) {
+	if !validID.MatchString(id) {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid container id %q", id))
+	}
+	dir := d.stateDir(id)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, errdefs.NotFound(fmt.Errorf("no such container in the runtime: %s", id))
+	}
+	conn, _, resp, err := call(dir, request{Op: opState})
+	if err == nil {
+		conn.Close()
+		if resp.Exit != nil {
+			return nil, fmt.Errorf("restoring %s: %w", id, &ExitedError{Status: *resp.Exit})
+		}
+		return &Task{d: d, id: id, dir: dir, pid: resp.Pid, tty: resp.Tty}, nil
+	}
+	if st, rerr := readExit(dir); rerr == nil && st != nil {
+		return nil, fmt.Errorf("restoring %s: %w", id, &ExitedError{Status: *st})
+	}
+	if liveShimPid(dir) != 0 {
+		return nil, errdefs.Unavailable(fmt.Errorf("shim of %s is not answering: %w", id, err))
+	}
+	// The shim died without recording an exit (killed, or the machine
+	// rebooted): nothing can hold the container's stdio any more, so the
+	// container is stopped and reported as exited abnormally.
+	slog.Warn("shim gone without exit status; killing the container", "id", id, "err", err)
+	d.killContainer(id)
+	st := ExitStatus{Code: 255, ExitedAt: time.Now().UTC()}
+	if werr := writeJSONFile(filepath.Join(dir, exitFile), st); werr != nil {
+		slog.Warn("recording exit status", "id", id, "err", werr)
+	}
+	return nil, fmt.Errorf("restoring %s: %w", id, &ExitedError{Status: st})
+}
+
+// Delete makes sure the container is gone: its shim (given a moment to
+// finish on its own), its processes, cgroups and runtime state, and its
+// state directory. Deleting an unknown container is not an error.
+func (d *Driver) Delete(id string) error {
+	if !validID.MatchString(id) {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid container id %q", id))
+	}
+	dir := d.stateDir(id)
+	d.stopShim(id, dir)
+	d.killContainer(id)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing state of %s: %w", id, err)
+	}
+	return nil
+}
+
+// stopShim waits briefly for a shim that is finishing, then kills it.
+func (d *Driver) stopShim(id, dir string) {
+	d.mu.Lock()
+	reaped := d.shims[id]
+	d.mu.Unlock()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		pid := liveShimPid(dir)
+		if pid == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			slog.Warn("killing shim", "id", id, "pid", pid)
+			_ = unix.Kill(pid, unix.SIGKILL)
+			deadline = time.Now().Add(2 * time.Second)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if reaped != nil {
+		select {
+		case <-reaped:
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// killContainer destroys the libcontainer container, killing whatever
+// still runs in it. Used when the shim could not do it itself.
+func (d *Driver) killContainer(id string) {
+	c, err := libcontainer.Load(d.runcRoot, id)
+	if err != nil {
+		if !errors.Is(err, libcontainer.ErrNotExist) {
+			slog.Warn("loading container state", "id", id, "err", err)
+			_ = os.RemoveAll(filepath.Join(d.runcRoot, id))
+		}
+		return
+	}
+	for i := 0; i < 100; i++ {
+		st, err := c.Status()
+		if err != nil || st == libcontainer.Stopped {
+			break
+		}
+		if i%25 == 0 {
+			_ = c.Signal(unix.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := c.Destroy(); err != nil {
+		slog.Warn("destroying container", "id", id, "err", err)
+	}
+}

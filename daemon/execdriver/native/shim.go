@@ -1,0 +1,331 @@
+package native
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	// Device cgroup rules are only applied when this is linked in.
+	_ "github.com/opencontainers/cgroups/devices"
+	// The C half of "init": joins namespaces before the Go runtime starts.
+	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+
+	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// ShimCommand is os.Args[1] of a shim process: the daemon binary re-runs
+// itself with it and main must hand over to ShimMain.
+const ShimCommand = "__shim"
+
+// readyFd is the pipe on which the shim tells the daemon how creation went.
+const readyFd = 3
+
+// drainTimeout bounds how long the shim waits for the container's output
+// to reach EOF after init exited (a leaked descriptor could hold it open).
+const drainTimeout = 5 * time.Second
+
+// ShimMain runs the shim: args are the container's state directory, the
+// libcontainer root and the container id. It never returns.
+func ShimMain(args []string) {
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	// Without a session leader above us, SIGHUP would only come by mistake;
+	// SIGPIPE must not kill us when a client goes away mid-write.
+	signal.Ignore(unix.SIGHUP, unix.SIGPIPE)
+	ready := os.NewFile(readyFd, "ready")
+	if len(args) != 3 {
+		slog.Error("shim: bad arguments", "args", args)
+		os.Exit(2)
+	}
+	s := &shim{dir: args[0], root: args[1], id: args[2], execs: map[string]*shimExec{}}
+	if err := s.create(); err != nil {
+		slog.Error("shim: create failed", "id", s.id, "err", err)
+		_ = writeJSONLine(ready, errResponse(err))
+		os.Exit(1)
+	}
+	_ = writeJSONLine(ready, response{Pid: s.pid})
+	ready.Close()
+	code := s.run()
+	os.Exit(code)
+}
+
+type shim struct {
+	dir, root, id string
+	opts          shimOptions
+	spec          *specs.Spec
+
+	container *libcontainer.Container
+	init      *libcontainer.Process
+	pid       int
+	listener  net.Listener
+	logw      *jsonfilelog.Writer
+
+	// stdin is the container's stdin (pipe write end, or the pty master).
+	stdin     *os.File
+	stdinOnce sync.Once
+	console   *os.File
+
+	out        broadcaster
+	outputWG   sync.WaitGroup
+	outputDone chan struct{}
+
+	mu      sync.Mutex
+	started bool
+	execs   map[string]*shimExec
+	status  ExitStatus
+	exited  chan struct{} // closed once the exit is recorded and the container destroyed
+	conns   sync.WaitGroup
+}
+
+// create sets up the container up to (not including) running the user's
+// process. On error everything it made is undone.
+func (s *shim) create() (retErr error) {
+	if err := writeFileQuick(filepath.Join(s.dir, shimPidFile), []byte(strconv.Itoa(os.Getpid()))); err != nil {
+		return err
+	}
+	if err := readJSONFile(filepath.Join(s.dir, optionsFile), &s.opts); err != nil {
+		return err
+	}
+	s.spec = new(specs.Spec)
+	if err := readJSONFile(filepath.Join(s.dir, specFile), s.spec); err != nil {
+		return err
+	}
+	if s.spec.Process == nil {
+		return errdefs.InvalidParameter(errors.New("spec has no process"))
+	}
+	filterSpecCaps(s.spec.Process.Capabilities)
+	// specconv resolves a relative rootfs against the working directory:
+	// the state directory is the bundle.
+	if err := os.Chdir(s.dir); err != nil {
+		return err
+	}
+	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{CgroupName: s.id, Spec: s.spec})
+	if err != nil {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid container config: %w", err))
+	}
+	s.container, err = libcontainer.Create(s.root, s.id, config)
+	if err != nil {
+		if errors.Is(err, libcontainer.ErrExist) {
+			return errdefs.Conflict(fmt.Errorf("container %s already exists in the runtime", s.id))
+		}
+		return fmt.Errorf("creating container: %w", err)
+	}
+	defer func() {
+		if retErr != nil {
+			if err := s.container.Destroy(); err != nil {
+				slog.Error("shim: destroy after failed create", "err", err)
+			}
+		}
+	}()
+	if s.opts.LogPath != "" {
+		if s.logw, err = jsonfilelog.New(s.opts.LogPath, s.opts.LogOpts); err != nil {
+			return fmt.Errorf("opening log: %w", err)
+		}
+	}
+	p := &libcontainer.Process{
+		Args:          s.spec.Process.Args,
+		Env:           s.spec.Process.Env,
+		Cwd:           s.spec.Process.Cwd,
+		UID:           int(s.spec.Process.User.UID),
+		GID:           int(s.spec.Process.User.GID),
+		Rlimits:       clampRlimits(s.spec.Process.Rlimits),
+		ConsoleHeight: s.opts.ConsoleHeight,
+		ConsoleWidth:  s.opts.ConsoleWidth,
+		Init:          true,
+	}
+	for _, g := range s.spec.Process.User.AdditionalGids {
+		p.AdditionalGroups = append(p.AdditionalGroups, int(g))
+	}
+	pio, err := newProcIO(p, s.opts.Tty, s.opts.OpenStdin)
+	if err != nil {
+		return err
+	}
+	if err := s.container.Start(p); err != nil {
+		pio.closeAll()
+		return classifyStartError(err)
+	}
+	s.init = p
+	if err := pio.afterStart(); err != nil {
+		_ = p.Signal(unix.SIGKILL)
+		_, _ = p.Wait()
+		return err
+	}
+	s.pid, _ = p.Pid()
+	s.stdin, s.console = pio.stdin, pio.console
+	s.outputDone = make(chan struct{})
+	s.exited = make(chan struct{})
+	s.startOutput(pio)
+
+	// Bind relative to the state directory: sun_path is short.
+	_ = os.Remove(socketName)
+	if s.listener, err = net.Listen("unix", socketName); err != nil {
+		_ = p.Signal(unix.SIGKILL)
+		_, _ = p.Wait()
+		return fmt.Errorf("control socket: %w", err)
+	}
+	return nil
+}
+
+// startOutput copies the container's output to the log and attachers.
+func (s *shim) startOutput(pio *procIO) {
+	copyTo := func(r *os.File, stream string, kind byte) {
+		defer s.outputWG.Done()
+		var lw io.WriteCloser
+		if s.logw != nil {
+			lw = s.logw.StreamWriter(stream)
+			defer lw.Close()
+		}
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				if lw != nil {
+					if _, err := lw.Write(buf[:n]); err != nil {
+						slog.Warn("shim: log write failed", "err", err)
+					}
+				}
+				s.out.send(kind, buf[:n])
+			}
+			if err != nil {
+				return // EOF, or EIO from a pty whose other side is gone
+			}
+		}
+	}
+	for _, o := range pio.outputs() {
+		s.outputWG.Add(1)
+		go copyTo(o.f, o.stream, o.kind)
+	}
+	go func() {
+		s.outputWG.Wait()
+		close(s.outputDone)
+	}()
+}
+
+// run serves the control socket until the container exited, then cleans
+// up and returns the shim's exit code.
+func (s *shim) run() int {
+	go s.serve()
+	ps, werr := s.init.Wait()
+	st := ExitStatus{Code: exitCode(ps, werr), ExitedAt: time.Now().UTC()}
+	slog.Info("shim: container exited", "id", s.id, "code", st.Code)
+
+	select {
+	case <-s.outputDone:
+	case <-time.After(drainTimeout):
+		slog.Warn("shim: output did not reach EOF; dropping the rest", "id", s.id)
+	}
+	s.out.end()
+	if s.logw != nil {
+		if err := s.logw.Close(); err != nil {
+			slog.Warn("shim: closing log", "err", err)
+		}
+	}
+	st.OOMKilled = s.oomKilled()
+	if err := writeJSONFile(filepath.Join(s.dir, exitFile), st); err != nil {
+		slog.Error("shim: recording exit status", "err", err)
+	}
+	s.destroy()
+
+	s.mu.Lock()
+	s.status = st
+	s.mu.Unlock()
+	close(s.exited)
+	s.listener.Close()
+	_ = os.Remove(socketName)
+
+	// Give waiters and exec sessions a moment to get their answers out.
+	done := make(chan struct{})
+	go func() { s.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+	}
+	return 0
+}
+
+// destroy removes the container's cgroups and runtime state; processes
+// that outlived init (only possible without a pid namespace) are killed.
+func (s *shim) destroy() {
+	for i := 0; i < 50; i++ {
+		err := s.container.Destroy()
+		if err == nil {
+			return
+		}
+		if i == 0 {
+			_ = s.container.Signal(unix.SIGKILL)
+		}
+		if i == 49 {
+			slog.Error("shim: destroying container", "id", s.id, "err", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// oomKilled reports whether the kernel's OOM killer struck in the
+// container's memory cgroup (v1 memory.oom_control or v2 memory.events).
+func (s *shim) oomKilled() bool {
+	st, err := s.container.State()
+	if err != nil {
+		return false
+	}
+	var file string
+	if p, ok := st.CgroupPaths["memory"]; ok {
+		file = filepath.Join(p, "memory.oom_control")
+	} else if p, ok := st.CgroupPaths[""]; ok {
+		file = filepath.Join(p, "memory.events")
+	} else {
+		return false
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+func exitCode(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		slog.Error("shim: waiting for init", "err", err)
+		return 255
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// classifyStartError marks failures caused by the container's own
+// configuration (missing binary, bad cwd or user) as invalid parameters.
+func classifyStartError(err error) error {
+	msg := err.Error()
+	for _, s := range []string{
+		"executable file not found", "no such file or directory", "permission denied",
+		"not a directory", "is a directory", "chdir to cwd", "unable to find user", "exec format error",
+	} {
+		if strings.Contains(msg, s) {
+			return errdefs.InvalidParameter(err)
+		}
+	}
+	return err
+}

@@ -1,0 +1,165 @@
+package native
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
+
+	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// shimExec is a process started in the running container by exec.
+type shimExec struct {
+	proc    *libcontainer.Process
+	console *os.File
+}
+
+func (e *shimExec) signal(sig syscall.Signal) error {
+	if err := e.proc.Signal(sig); err != nil {
+		if errors.Is(err, os.ErrProcessDone) {
+			return errdefs.Conflict(errors.New("exec process is not running"))
+		}
+		return fmt.Errorf("signalling exec process: %w", err)
+	}
+	return nil
+}
+
+// exec runs r in the container and streams its stdio over conn until it
+// exits; the last frame carries its exit code.
+func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *execRequest) {
+	e, pio, err := s.startExec(r)
+	if err != nil {
+		_ = writeJSONLine(conn, errResponse(err))
+		return
+	}
+	pid, _ := e.proc.Pid()
+	id := strconv.Itoa(pid)
+	s.mu.Lock()
+	s.execs[id] = e
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.execs, id)
+		s.mu.Unlock()
+	}()
+
+	fw := &frameWriter{w: conn}
+	// A client that went away must not block the process: output is
+	// drained (and dropped) regardless.
+	clientOK := writeJSONLine(conn, response{Pid: pid, ExecID: id}) == nil
+	var mu sync.Mutex
+	send := func(kind byte, p []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if clientOK && fw.write(kind, p) != nil {
+			clientOK = false
+		}
+	}
+
+	var outWG sync.WaitGroup
+	for _, o := range pio.outputs() {
+		outWG.Add(1)
+		go func(o output) {
+			defer outWG.Done()
+			buf := make([]byte, 32*1024)
+			for {
+				n, err := o.f.Read(buf)
+				if n > 0 {
+					send(o.kind, buf[:n])
+				}
+				if err != nil {
+					return
+				}
+			}
+		}(o)
+	}
+	go func() {
+		for {
+			kind, p, err := readFrame(br)
+			if err != nil {
+				return
+			}
+			switch {
+			case kind == frameStdin && r.Stdin && pio.stdin != nil:
+				_, _ = pio.stdin.Write(p)
+			case kind == frameCloseStdin && !r.Tty && pio.stdin != nil:
+				pio.stdin.Close()
+			}
+		}
+	}()
+
+	ps, werr := e.proc.Wait()
+	code := exitCode(ps, werr)
+	drained := make(chan struct{})
+	go func() { outWG.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainTimeout):
+		slog.Warn("shim: exec output did not reach EOF", "id", s.id, "exec", id)
+	}
+	pio.closeAll()
+	send(frameExit, []byte(strconv.Itoa(code)))
+}
+
+func (s *shim) startExec(r *execRequest) (*shimExec, *procIO, error) {
+	if r == nil || len(r.Args) == 0 {
+		return nil, nil, errdefs.InvalidParameter(errors.New("exec: no command"))
+	}
+	select {
+	case <-s.exited:
+		return nil, nil, errdefs.Conflict(fmt.Errorf("container %s is not running", s.id))
+	default:
+	}
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return nil, nil, errdefs.Conflict(fmt.Errorf("container %s is not running", s.id))
+	}
+	p := &libcontainer.Process{
+		Args:          r.Args,
+		Env:           r.Env,
+		Cwd:           r.Cwd,
+		UID:           int(r.UID),
+		GID:           int(r.GID),
+		Rlimits:       clampRlimits(s.spec.Process.Rlimits),
+		ConsoleHeight: r.Height,
+		ConsoleWidth:  r.Width,
+	}
+	if p.Cwd == "" {
+		p.Cwd = s.spec.Process.Cwd
+	}
+	for _, g := range r.AdditionalGids {
+		p.AdditionalGroups = append(p.AdditionalGroups, int(g))
+	}
+	if r.Privileged {
+		all := filterCaps(oci.AllCapabilities())
+		p.Capabilities = &configs.Capabilities{Bounding: all, Effective: all, Permitted: all}
+	}
+	pio, err := newProcIO(p, r.Tty, r.Stdin)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.container.Run(p); err != nil {
+		pio.closeAll()
+		return nil, nil, classifyStartError(fmt.Errorf("exec: %w", err))
+	}
+	if err := pio.afterStart(); err != nil {
+		_ = p.Signal(syscall.SIGKILL)
+		_, _ = p.Wait()
+		pio.closeAll()
+		return nil, nil, err
+	}
+	return &shimExec{proc: p, console: pio.console}, pio, nil
+}

@@ -1,0 +1,181 @@
+package native
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"syscall"
+
+	"github.com/opencontainers/runc/libcontainer"
+
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+func (s *shim) serve() {
+	for {
+		conn, err := s.listener.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				slog.Error("shim: accept", "err", err)
+			}
+			return
+		}
+		s.conns.Add(1)
+		go func() {
+			defer s.conns.Done()
+			defer conn.Close()
+			s.handle(conn)
+		}()
+	}
+}
+
+func (s *shim) handle(conn net.Conn) {
+	br := bufio.NewReader(conn)
+	var req request
+	if err := readJSONLine(br, &req); err != nil {
+		slog.Debug("shim: bad request", "err", err)
+		return
+	}
+	reply := func(r response) { _ = writeJSONLine(conn, r) }
+	switch req.Op {
+	case opState:
+		s.mu.Lock()
+		r := response{Pid: s.pid, Started: s.started, Tty: s.opts.Tty, OpenStdin: s.opts.OpenStdin, StdinOnce: s.opts.StdinOnce}
+		s.mu.Unlock()
+		select {
+		case <-s.exited:
+			st := s.exitStatus()
+			r.Exit = &st
+		default:
+		}
+		reply(r)
+	case opStart:
+		reply(s.resp(s.start()))
+	case opSignal:
+		reply(s.resp(s.signal(syscall.Signal(req.Signal))))
+	case opResize:
+		reply(s.resp(resizeConsole(s.console, req.Height, req.Width)))
+	case opWait:
+		// Notice a client that gives up so the goroutine does not linger.
+		gone := make(chan struct{})
+		go func() { _, _ = br.ReadByte(); close(gone) }()
+		select {
+		case <-s.exited:
+			st := s.exitStatus()
+			reply(response{Exit: &st})
+		case <-gone:
+		}
+	case opAttach:
+		s.attach(conn, br, req.Stdin)
+	case opExec:
+		s.exec(conn, br, req.Exec)
+	case opExecSignal, opExecResize:
+		s.mu.Lock()
+		e := s.execs[req.ExecID]
+		s.mu.Unlock()
+		if e == nil {
+			reply(errResponse(errdefs.NotFound(fmt.Errorf("no such exec process: %s", req.ExecID))))
+			return
+		}
+		if req.Op == opExecSignal {
+			reply(s.resp(e.signal(syscall.Signal(req.Signal))))
+		} else {
+			reply(s.resp(resizeConsole(e.console, req.Height, req.Width)))
+		}
+	default:
+		reply(errResponse(errdefs.InvalidParameter(fmt.Errorf("unknown shim operation %q", req.Op))))
+	}
+}
+
+func (s *shim) resp(err error) response {
+	if err != nil {
+		return errResponse(err)
+	}
+	return response{}
+}
+
+func (s *shim) exitStatus() ExitStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+func (s *shim) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errdefs.Conflict(errors.New("container already started"))
+	}
+	if err := s.container.Exec(); err != nil {
+		return classifyStartError(fmt.Errorf("starting container: %w", err))
+	}
+	s.started = true
+	return nil
+}
+
+func (s *shim) signal(sig syscall.Signal) error {
+	if err := s.container.Signal(sig); err != nil {
+		if errors.Is(err, libcontainer.ErrNotRunning) {
+			return errdefs.Conflict(fmt.Errorf("container %s is not running", s.id))
+		}
+		return fmt.Errorf("signalling container: %w", err)
+	}
+	return nil
+}
+
+// attach streams the container's output to conn until it ends, and feeds
+// what the client sends to the container's stdin.
+func (s *shim) attach(conn net.Conn, br *bufio.Reader, wantStdin bool) {
+	sub := &subscriber{fw: &frameWriter{w: conn}, done: make(chan struct{})}
+	// Subscribe and answer under the connection's write lock: output
+	// cannot overtake the answer, and once the client has the answer it
+	// is guaranteed to see all output from then on.
+	sub.fw.mu.Lock()
+	ok := s.out.add(sub)
+	err := writeJSONLine(conn, response{})
+	if err == nil && !ok {
+		_ = sub.fw.writeOne(frameEnd, nil)
+	}
+	sub.fw.mu.Unlock()
+	if !ok {
+		return
+	}
+	if err != nil {
+		s.out.remove(sub)
+		return
+	}
+	go func() {
+		// Client -> container. The reader ends when the connection closes.
+		for {
+			kind, p, err := readFrame(br)
+			if err != nil {
+				s.out.remove(sub)
+				return
+			}
+			switch kind {
+			case frameStdin:
+				if wantStdin && s.stdin != nil && s.opts.OpenStdin {
+					if _, err := s.stdin.Write(p); err != nil {
+						slog.Debug("shim: stdin write", "err", err)
+					}
+				}
+			case frameCloseStdin:
+				if wantStdin && s.opts.StdinOnce {
+					s.closeStdin()
+				}
+			}
+		}
+	}()
+	<-sub.done
+}
+
+// closeStdin gives the container EOF on stdin. A pty cannot be half
+// closed, so with a tty this is left to the process.
+func (s *shim) closeStdin() {
+	if s.opts.Tty || s.stdin == nil {
+		return
+	}
+	s.stdinOnce.Do(func() { s.stdin.Close() })
+}

@@ -1,0 +1,158 @@
+package oci
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/moby/profiles/seccomp"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+type securityOpts struct {
+	noNewPrivileges   bool
+	seccompUnconfined bool
+	seccompProfile    string // JSON body of a custom profile
+}
+
+// parseSecurityOpts understands the --security-opt values this engine
+// implements. The CLI sends "seccomp=<profile JSON>" with the file's
+// content; a path to a file is accepted too for API clients.
+func parseSecurityOpts(opts []string) (securityOpts, error) {
+	var so securityOpts
+	for _, opt := range opts {
+		key, val, hasVal := strings.Cut(opt, "=")
+		if !hasVal {
+			// The legacy "key:value" form.
+			key, val, hasVal = strings.Cut(opt, ":")
+		}
+		switch key {
+		case "no-new-privileges":
+			if !hasVal {
+				so.noNewPrivileges = true
+				continue
+			}
+			b, err := strconv.ParseBool(val)
+			if err != nil {
+				return so, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt %q: %w", opt, err))
+			}
+			so.noNewPrivileges = b
+		case "seccomp":
+			switch {
+			case val == "unconfined":
+				so.seccompUnconfined = true
+			case strings.HasPrefix(strings.TrimSpace(val), "{"):
+				so.seccompProfile = val
+			case val != "":
+				b, err := os.ReadFile(val)
+				if err != nil {
+					return so, errdefs.InvalidParameter(fmt.Errorf("opening seccomp profile (%s) failed: %w", val, err))
+				}
+				so.seccompProfile = string(b)
+			default:
+				return so, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt %q", opt))
+			}
+		case "apparmor", "label":
+			slog.Info("ignoring unsupported security option", "opt", opt)
+		default:
+			return so, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt: %q", opt))
+		}
+	}
+	return so, nil
+}
+
+func setSeccomp(s *specs.Spec, so securityOpts) error {
+	switch {
+	case so.seccompUnconfined:
+		return nil
+	case so.seccompProfile != "":
+		p, err := seccomp.LoadProfile(so.seccompProfile, s)
+		if err != nil {
+			return errdefs.InvalidParameter(fmt.Errorf("loading seccomp profile: %w", err))
+		}
+		s.Linux.Seccomp = p
+	default:
+		p, err := seccomp.GetDefaultProfile(s)
+		if err != nil {
+			return fmt.Errorf("default seccomp profile: %w", err)
+		}
+		s.Linux.Seccomp = p
+	}
+	return nil
+}
+
+// normalizeCap turns "net_admin", "NET_ADMIN" or "CAP_NET_ADMIN" into
+// "CAP_NET_ADMIN"; "ALL" stays "ALL".
+func normalizeCap(c string) string {
+	c = strings.ToUpper(strings.TrimSpace(c))
+	if c == "ALL" || strings.HasPrefix(c, "CAP_") {
+		return c
+	}
+	return "CAP_" + c
+}
+
+func knownCap(c string) bool {
+	for _, k := range allCapabilities {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+// tweakCapabilities applies --cap-add and --cap-drop to base the way
+// Docker does: "ALL" in add grants everything, "ALL" in drop starts from
+// nothing, and an explicit add wins over a drop of the same capability.
+func tweakCapabilities(base, add, drop []string) ([]string, error) {
+	norm := func(list []string) ([]string, bool, error) {
+		var out []string
+		all := false
+		for _, c := range list {
+			n := normalizeCap(c)
+			if n == "ALL" {
+				all = true
+				continue
+			}
+			if !knownCap(n) {
+				return nil, false, errdefs.InvalidParameter(fmt.Errorf("unknown capability: %q", c))
+			}
+			out = append(out, n)
+		}
+		return out, all, nil
+	}
+	addList, addAll, err := norm(add)
+	if err != nil {
+		return nil, err
+	}
+	dropList, dropAll, err := norm(drop)
+	if err != nil {
+		return nil, err
+	}
+	if addAll {
+		return append([]string(nil), allCapabilities...), nil
+	}
+	set := map[string]bool{}
+	if !dropAll {
+		for _, c := range base {
+			set[c] = true
+		}
+		for _, c := range dropList {
+			delete(set, c)
+		}
+	}
+	for _, c := range addList {
+		set[c] = true
+	}
+	// Keep the kernel's numbering order so that specs are deterministic.
+	var out []string
+	for _, c := range allCapabilities {
+		if set[c] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

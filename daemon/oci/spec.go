@@ -1,0 +1,301 @@
+// Package oci turns a container's configuration into an OCI runtime spec
+// with Docker's defaults: namespaces, capabilities, masked paths, the
+// default seccomp profile, the /dev and /sys mounts and cgroup limits.
+package oci
+
+import (
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/docker/go-units"
+	"github.com/opencontainers/cgroups"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// SpecOptions is everything Build needs to know about one container.
+type SpecOptions struct {
+	ID, Hostname, Rootfs string
+	ReadonlyRootfs       bool
+
+	Args, Env      []string
+	Cwd            string
+	UID, GID       uint32
+	AdditionalGids []uint32
+	Tty            bool
+
+	Privileged                   bool
+	CapAdd, CapDrop, SecurityOpt []string
+	NetworkMode                  string
+	Memory, MemorySwap, NanoCPUs int64
+	CPUShares                    int64
+	PidsLimit                    *int64
+	Ulimits                      []*units.Ulimit
+	ShmSize                      int64
+	CgroupParent                 string
+	Mounts                       []specs.Mount
+	Annotations                  map[string]string
+}
+
+// DefaultCgroupParent is where containers' cgroups go (cgroupfs driver).
+const DefaultCgroupParent = "/docker"
+
+// cgroupNamespaceOnV1 decides whether containers get a private cgroup
+// namespace on cgroup v1 hosts too (Docker only does it on v2; libcontainer
+// handles both, and a private view leaks less of the host).
+var cgroupNamespaceOnV1 = true
+
+// Build returns the OCI spec for o. Errors caused by bad options are
+// classified as invalid parameters.
+func Build(o SpecOptions) (*specs.Spec, error) {
+	if o.Rootfs == "" {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("no rootfs for container %s", o.ID))
+	}
+	if len(o.Args) == 0 {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("no command specified"))
+	}
+	sec, err := parseSecurityOpts(o.SecurityOpt)
+	if err != nil {
+		return nil, err
+	}
+	caps := allCapabilities
+	if !o.Privileged {
+		if caps, err = tweakCapabilities(DefaultCapabilities, o.CapAdd, o.CapDrop); err != nil {
+			return nil, err
+		}
+	}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = "/"
+	}
+	if !path.IsAbs(cwd) {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("the working directory '%s' is invalid, it needs to be an absolute path", o.Cwd))
+	}
+	oomScoreAdj := 0
+	s := &specs.Spec{
+		Version:  specs.Version,
+		Hostname: o.Hostname,
+		Root:     &specs.Root{Path: o.Rootfs, Readonly: o.ReadonlyRootfs},
+		Process: &specs.Process{
+			Terminal: o.Tty,
+			Args:     append([]string(nil), o.Args...),
+			Env:      defaultEnv(o.Env, o.Hostname, o.Tty),
+			Cwd:      cwd,
+			User: specs.User{
+				UID:            o.UID,
+				GID:            o.GID,
+				AdditionalGids: append([]uint32(nil), o.AdditionalGids...),
+			},
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding:  append([]string(nil), caps...),
+				Effective: append([]string(nil), caps...),
+				Permitted: append([]string(nil), caps...),
+			},
+			NoNewPrivileges: sec.noNewPrivileges,
+			OOMScoreAdj:     &oomScoreAdj,
+		},
+		Annotations: copyMap(o.Annotations),
+		Linux: &specs.Linux{
+			RootfsPropagation: "rprivate",
+			CgroupsPath:       cgroupsPath(o.CgroupParent, o.ID),
+			Resources:         &specs.LinuxResources{},
+		},
+	}
+	if s.Process.ConsoleSize == nil && o.Tty {
+		s.Process.ConsoleSize = &specs.Box{}
+	}
+	if err := setNamespaces(s, o.NetworkMode); err != nil {
+		return nil, err
+	}
+	s.Process.Rlimits, err = rlimits(o.Ulimits)
+	if err != nil {
+		return nil, err
+	}
+	setResources(s.Linux.Resources, o)
+	shm := o.ShmSize
+	if shm <= 0 {
+		shm = DefaultShmSize
+	}
+	s.Mounts = mergeMounts(defaultMounts(shm, o.Privileged), o.Mounts)
+	if o.Privileged {
+		devs, err := hostDevices()
+		if err != nil {
+			return nil, fmt.Errorf("listing host devices: %w", err)
+		}
+		s.Linux.Devices = devs
+		s.Linux.Resources.Devices = []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwm"}}
+		return s, nil
+	}
+	// Deny everything first; the runtime appends the default devices
+	// (null, zero, full, random, urandom, tty, console, ptmx, pts) after it.
+	s.Linux.Resources.Devices = []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}
+	s.Linux.MaskedPaths = append([]string(nil), DefaultMaskedPaths...)
+	s.Linux.ReadonlyPaths = append([]string(nil), DefaultReadonlyPaths...)
+	if err := setSeccomp(s, sec); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func cgroupsPath(parent, id string) string {
+	if parent == "" {
+		parent = DefaultCgroupParent
+	}
+	if !strings.HasPrefix(parent, "/") {
+		parent = "/" + parent
+	}
+	return path.Join(parent, id)
+}
+
+func setNamespaces(s *specs.Spec, mode string) error {
+	ns := []specs.LinuxNamespace{
+		{Type: specs.PIDNamespace},
+		{Type: specs.IPCNamespace},
+		{Type: specs.UTSNamespace},
+		{Type: specs.MountNamespace},
+	}
+	switch {
+	case mode == "host":
+	case mode == "" || mode == "none" || mode == "default" || mode == "bridge":
+		if mode == "bridge" || mode == "default" {
+			slog.Warn("bridge networking is not implemented; the container gets a network namespace with only lo", "mode", mode)
+		}
+		ns = append(ns, specs.LinuxNamespace{Type: specs.NetworkNamespace})
+	case strings.HasPrefix(mode, "container:"):
+		return errdefs.NotImplemented(fmt.Errorf("network mode %q is not supported", mode))
+	default:
+		return errdefs.InvalidParameter(fmt.Errorf("network mode %q is not supported", mode))
+	}
+	if cgroupNamespaceOnV1 || cgroups.IsCgroup2UnifiedMode() {
+		ns = append(ns, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+	}
+	s.Linux.Namespaces = ns
+	return nil
+}
+
+func setResources(r *specs.LinuxResources, o SpecOptions) {
+	if o.Memory > 0 {
+		mem := o.Memory
+		r.Memory = &specs.LinuxMemory{Limit: &mem}
+		// Docker's rule: no --memory-swap means swap as large as memory
+		// (memory+swap = 2*memory); -1 is unlimited.
+		swap := o.MemorySwap
+		if swap == 0 {
+			swap = 2 * mem
+		}
+		if swapLimitSupported() {
+			r.Memory.Swap = &swap
+		} else if o.MemorySwap != 0 {
+			slog.Warn("swap limit not supported by the kernel; ignoring --memory-swap", "container", o.ID)
+		}
+	}
+	if o.NanoCPUs > 0 || o.CPUShares > 0 {
+		r.CPU = &specs.LinuxCPU{}
+		if o.CPUShares > 0 {
+			sh := uint64(o.CPUShares)
+			r.CPU.Shares = &sh
+		}
+		if o.NanoCPUs > 0 {
+			period := uint64(100000)
+			quota := o.NanoCPUs * int64(period) / 1e9
+			if quota < 1000 {
+				quota = 1000 // kernel minimum is 1ms
+			}
+			r.CPU.Period = &period
+			r.CPU.Quota = &quota
+		}
+	}
+	if o.PidsLimit != nil && *o.PidsLimit > 0 {
+		r.Pids = &specs.LinuxPids{Limit: o.PidsLimit}
+	}
+}
+
+func rlimits(ul []*units.Ulimit) ([]specs.POSIXRlimit, error) {
+	var out []specs.POSIXRlimit
+	for _, u := range ul {
+		if u == nil {
+			continue
+		}
+		if u.Soft > u.Hard || u.Soft < 0 || u.Hard < 0 {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid ulimit %s: soft limit %d must not exceed hard limit %d", u.Name, u.Soft, u.Hard))
+		}
+		out = append(out, specs.POSIXRlimit{
+			Type: "RLIMIT_" + strings.ToUpper(u.Name),
+			Hard: uint64(u.Hard),
+			Soft: uint64(u.Soft),
+		})
+	}
+	return out, nil
+}
+
+// defaultEnv adds what Docker always puts in a container's environment
+// when the image and the user did not: PATH, HOSTNAME and, with a tty, TERM.
+func defaultEnv(env []string, hostname string, tty bool) []string {
+	out := make([]string, 0, len(env)+3)
+	has := func(k string) bool {
+		for _, e := range env {
+			if strings.HasPrefix(e, k+"=") {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("PATH") {
+		out = append(out, "PATH="+DefaultPath)
+	}
+	if hostname != "" && !has("HOSTNAME") {
+		out = append(out, "HOSTNAME="+hostname)
+	}
+	out = append(out, env...)
+	if tty && !has("TERM") {
+		out = append(out, "TERM=xterm")
+	}
+	return out
+}
+
+// mergeMounts puts the daemon's mounts over the defaults: a daemon mount
+// replaces a default at the same destination, and also any default below
+// a daemon mount's destination is dropped (a bind over /dev hides /dev/shm).
+func mergeMounts(defaults, user []specs.Mount) []specs.Mount {
+	out := make([]specs.Mount, 0, len(defaults)+len(user))
+	for _, d := range defaults {
+		hidden := false
+		for _, u := range user {
+			ud := path.Clean(u.Destination)
+			if ud == d.Destination || strings.HasPrefix(d.Destination, ud+"/") {
+				hidden = true
+				break
+			}
+		}
+		if !hidden {
+			out = append(out, d)
+		}
+	}
+	// Parents before children, so that a bind under another bind lands
+	// on top of it whatever order the daemon listed them in.
+	sorted := append([]specs.Mount(nil), user...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return depth(sorted[i].Destination) < depth(sorted[j].Destination)
+	})
+	return append(out, sorted...)
+}
+
+func depth(p string) int { return strings.Count(path.Clean(p), "/") }
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Build a minimal busybox rootfs tarball for tests from Debian's busybox-static
+# package, using this machine's own apt sources. The result is cached by the
+# package version and copied to OUT.tar; the cache path is printed.
+#
+#   hack/images/busybox.sh OUT.tar
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+	echo "usage: $0 OUT.tar" >&2
+	exit 2
+fi
+out=$1
+pkg=busybox-static
+cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdengine/images"
+mkdir -p "$cache_dir"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# apt drops privileges to _apt for downloads; let it write here.
+chmod 0755 "$tmp"
+
+installed_version() {
+	dpkg-query -W -f '${Status} ${Version}\n' "$pkg" 2>/dev/null |
+		awk '$3 == "installed" { print $4 }'
+}
+
+# The version apt would download; falls back to the installed one when apt
+# has no candidate (e.g. no package lists).
+version=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+if [ -z "$version" ] || [ "$version" = "(none)" ]; then
+	version=$(installed_version)
+fi
+if [ -z "$version" ]; then
+	echo "$0: cannot determine a version of $pkg" >&2
+	exit 1
+fi
+cached="$cache_dir/busybox-${version//[:\/]/_}.tar"
+
+if [ ! -s "$cached" ]; then
+	bin=""
+	if (cd "$tmp" && apt-get download -q "$pkg=$version" >"$tmp/download.log" 2>&1); then
+		dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/deb"
+		bin="$tmp/deb/bin/busybox"
+	elif [ "$(installed_version)" = "$version" ] && [ -x /bin/busybox ]; then
+		echo "$0: apt-get download failed, using the installed /bin/busybox" >&2
+		bin=/bin/busybox
+	else
+		cat "$tmp/download.log" >&2
+		echo "$0: cannot get $pkg $version" >&2
+		exit 1
+	fi
+
+	umask 022
+	root="$tmp/rootfs"
+	mkdir -p "$root/bin" "$root/etc" "$root/root" "$root/tmp"
+	install -m 0755 "$bin" "$root/bin/busybox"
+	# One symlink per applet, at the path busybox itself reports.
+	"$root/bin/busybox" --list-full | sort -u | while read -r applet; do
+		[ "$applet" = "bin/busybox" ] && continue
+		mkdir -p "$root/$(dirname "$applet")"
+		ln -sf /bin/busybox "$root/$applet"
+	done
+	cat >"$root/etc/passwd" <<'PASSWD'
+root:x:0:0:root:/root:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+PASSWD
+	cat >"$root/etc/group" <<'GROUP'
+root:x:0:
+nogroup:x:65534:
+GROUP
+	chmod 0700 "$root/root"
+	chmod 1777 "$root/tmp"
+
+	# Deterministic: sorted entries, fixed mtimes and owners.
+	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+		-C "$root" -cf "$tmp/rootfs.tar" .
+	mv "$tmp/rootfs.tar" "$cached"
+fi
+
+if [ "$(realpath -m "$out")" != "$(realpath "$cached")" ]; then
+	cp "$cached" "$out.tmp.$$"
+	mv "$out.tmp.$$" "$out"
+fi
+echo "$cached"

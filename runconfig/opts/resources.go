@@ -1,0 +1,136 @@
+package opts
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	units "github.com/docker/go-units"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// ParseMemory parses a docker memory size ("512m", "1g", "1048576"); the
+// empty string means "no limit" (0). Units are binary, as in docker.
+func ParseMemory(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := units.RAMInBytes(s)
+	if err != nil {
+		return 0, errdefs.InvalidParameter(fmt.Errorf("invalid size: '%s'", s))
+	}
+	if n < 0 {
+		return 0, errdefs.InvalidParameter(fmt.Errorf("invalid size: '%s'", s))
+	}
+	return n, nil
+}
+
+// ParseCPUs converts a --cpus value ("1.5") to NanoCPUs. A rational is used
+// rather than a float so that "0.000000001" is exact and anything finer
+// than a nano-CPU is refused instead of silently rounded.
+func ParseCPUs(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, errdefs.InvalidParameter(fmt.Errorf("failed to parse %v as a rational number", s))
+	}
+	if r.Sign() < 0 {
+		return 0, errdefs.InvalidParameter(fmt.Errorf("invalid --cpus value %s: must not be negative", s))
+	}
+	nano := r.Mul(r, big.NewRat(1e9, 1))
+	if !nano.IsInt() {
+		return 0, errdefs.InvalidParameter(fmt.Errorf("value is too precise"))
+	}
+	if !nano.Num().IsInt64() {
+		return 0, errdefs.InvalidParameter(fmt.Errorf("invalid --cpus value %s: too large", s))
+	}
+	return nano.Num().Int64(), nil
+}
+
+// ParseUlimits parses --ulimit name=soft[:hard] values.
+func ParseUlimits(values []string) ([]*container.Ulimit, error) {
+	var out []*container.Ulimit
+	for _, v := range values {
+		u, err := units.ParseUlimit(v)
+		if err != nil {
+			return nil, errdefs.InvalidParameter(err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// ParseRestartPolicy parses --restart no|always|unless-stopped|on-failure[:N].
+// The daemon validates the combination; here only the syntax is checked.
+func ParseRestartPolicy(s string) (container.RestartPolicy, error) {
+	var p container.RestartPolicy
+	if s == "" {
+		return p, nil
+	}
+	name, count, hasCount := strings.Cut(s, ":")
+	p.Name = container.RestartPolicyMode(name)
+	if hasCount {
+		n, err := strconv.Atoi(count)
+		if err != nil {
+			return p, errdefs.InvalidParameter(fmt.Errorf("invalid restart policy format: maximum retry count must be an integer"))
+		}
+		p.MaximumRetryCount = n
+	}
+	switch p.Name {
+	case container.RestartPolicyDisabled, container.RestartPolicyAlways, container.RestartPolicyUnlessStopped:
+		if hasCount {
+			return p, errdefs.InvalidParameter(fmt.Errorf("invalid restart policy format: maximum retry count can only be used with 'on-failure'"))
+		}
+	case container.RestartPolicyOnFailure:
+	default:
+		return p, errdefs.InvalidParameter(fmt.Errorf("invalid restart policy format: unknown policy '%s'", name))
+	}
+	return p, nil
+}
+
+// ParseTmpfs parses --tmpfs /path[:options] values into HostConfig.Tmpfs.
+func ParseTmpfs(values []string) (map[string]string, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(values))
+	for _, v := range values {
+		dst, options, _ := strings.Cut(v, ":")
+		if !strings.HasPrefix(dst, "/") {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid tmpfs mount '%s': destination must be an absolute path", v))
+		}
+		out[dst] = options
+	}
+	return out, nil
+}
+
+// ParseVolumes splits -v values into bind specs (host:ctr[:mode], sent as
+// HostConfig.Binds) and anonymous volumes (a lone container path, sent as
+// Config.Volumes), the way docker routes them.
+func ParseVolumes(values []string) (binds []string, volumes map[string]struct{}, err error) {
+	for _, v := range values {
+		parts := strings.Split(v, ":")
+		switch len(parts) {
+		case 1:
+			if !strings.HasPrefix(v, "/") {
+				return nil, nil, errdefs.InvalidParameter(fmt.Errorf("invalid volume specification: '%s': must be an absolute path", v))
+			}
+			if volumes == nil {
+				volumes = map[string]struct{}{}
+			}
+			volumes[v] = struct{}{}
+		case 2, 3:
+			if parts[0] == "" || !strings.HasPrefix(parts[1], "/") {
+				return nil, nil, errdefs.InvalidParameter(fmt.Errorf("invalid volume specification: '%s'", v))
+			}
+			binds = append(binds, v)
+		default:
+			return nil, nil, errdefs.InvalidParameter(fmt.Errorf("invalid volume specification: '%s'", v))
+		}
+	}
+	return binds, volumes, nil
+}
