@@ -1,0 +1,141 @@
+package graphdriver
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/moby/sys/mountinfo"
+
+	"github.com/sdengine/engine/pkg/archive"
+)
+
+func layerTar(t *testing.T, files map[string]string) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for name, body := range files {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg, ModTime: time.Now()})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	return buf.Bytes()
+}
+
+func apply(t *testing.T, d Driver, id string, files map[string]string) {
+	t.Helper()
+	if _, err := archive.Apply(context.Background(), bytes.NewReader(layerTar(t, files)), d.Diff(id), archive.ApplyOptions{Whiteouts: d.Whiteouts()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDrivers(t *testing.T) {
+	for _, name := range []string{"overlay2", "vfs"} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			d, err := New(root, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Cleanup()
+			if err := d.Create("base", ""); err != nil {
+				t.Fatal(err)
+			}
+			apply(t, d, "base", map[string]string{"a": "A", "b": "B"})
+			if err := d.Create("top", "base"); err != nil {
+				t.Fatal(err)
+			}
+			apply(t, d, "top", map[string]string{"c": "C", ".wh.b": ""})
+
+			// RW on a single-layer chain, on a two-layer chain, and on nothing.
+			for _, tc := range []struct{ id, parent, want string }{
+				{"rw1", "base", "a b"}, {"rw2", "top", "a c"}, {"rw0", "", ""},
+			} {
+				if err := d.CreateRW(tc.id, tc.parent); err != nil {
+					t.Fatal(err)
+				}
+				rootfs, err := d.Mount(tc.id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := listDir(t, rootfs); got != tc.want {
+					t.Errorf("%s sees %q, want %q", tc.id, got, tc.want)
+				}
+				if err := os.WriteFile(filepath.Join(rootfs, "new"), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				again, err := d.Mount(tc.id)
+				if err != nil || again != rootfs {
+					t.Fatalf("remount: %q %v", again, err)
+				}
+				if name == "overlay2" {
+					if n := countMounts(t, rootfs); n != 1 {
+						t.Errorf("%d mounts at %s", n, rootfs)
+					}
+				}
+				if err := d.Unmount(tc.id); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Remove(tc.id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The read-only image view works too, and lower layers are untouched.
+			rootfs, err := d.Mount("top")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := listDir(t, rootfs); got != "a c" {
+				t.Errorf("image view %q", got)
+			}
+			d.Unmount("top")
+			for _, id := range []string{"top", "base"} {
+				if err := d.Remove(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := countMounts(t, root); n != 0 {
+				t.Errorf("%d mounts left under %s", n, root)
+			}
+		})
+	}
+}
+
+func TestAutoPicksOverlay(t *testing.T) {
+	d, err := New(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name() != "overlay2" {
+		t.Errorf("auto picked %s", d.Name())
+	}
+	if _, err := New(t.TempDir(), "zfs"); err == nil {
+		t.Error("unknown driver accepted")
+	}
+}
+
+func listDir(t *testing.T, dir string) string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ""
+	for _, e := range ents {
+		if s != "" {
+			s += " "
+		}
+		s += e.Name()
+	}
+	return s
+}
+
+func countMounts(t *testing.T, prefix string) int {
+	m, err := mountinfo.GetMounts(mountinfo.PrefixFilter(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}

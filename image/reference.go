@@ -1,0 +1,56 @@
+package image
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/distribution/reference"
+
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// normalizeTag turns a user reference into the familiar "name:tag" form
+// the store keys tags by: "busybox" -> "busybox:latest",
+// "docker.io/library/busybox" -> "busybox:latest", while
+// "localhost:5000/a/b:t" keeps its registry.
+func normalizeTag(ref string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return "", errdefs.InvalidParameter(fmt.Errorf("invalid reference format: %q: %w", ref, err))
+	}
+	if _, ok := named.(reference.Digested); ok {
+		return "", errdefs.InvalidParameter(fmt.Errorf("invalid reference %q: digest references are not supported", ref))
+	}
+	return reference.FamiliarString(reference.TagNameOnly(named)), nil
+}
+
+// fullName is the fully qualified form ("docker.io/library/busybox:latest")
+// used in OCI index annotations.
+func fullName(tag string) string {
+	named, err := reference.ParseNormalizedNamed(tag)
+	if err != nil {
+		return tag
+	}
+	return reference.TagNameOnly(named).String()
+}
+
+// splitTag splits a normalized "name:tag" into its repository and tag.
+func splitTag(tag string) (string, string) {
+	i := strings.LastIndex(tag, ":")
+	if i < 0 || i < strings.LastIndex(tag, "/") {
+		return tag, "latest"
+	}
+	return tag[:i], tag[i+1:]
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,240 @@
+// Package image is the content-addressed image store: image configs by
+// digest, layers by chain ID on a graph driver, and repository tags.
+//
+// On-disk layout under root, every file replaced atomically:
+//
+//	imagedb/sha256/<hex>          image config, verbatim
+//	layerdb/sha256/<hex>.json     layer metadata, keyed by chain ID
+//	layerdb/sha256/<hex>.tar.gz   record that rebuilds the layer's tar (for save)
+//	mounts/<container>.json       container RW layers
+//	repositories.json             tags
+//	tmp/                          scratch space for load, wiped at start
+package image
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/sdengine/engine/daemon/graphdriver"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// Image is one stored image as callers see it (a snapshot copy).
+type Image struct {
+	ID        digest.Digest
+	Config    ocispec.Image
+	RawConfig []byte
+	RepoTags  []string
+	Size      int64 // sum of layer sizes
+	Created   time.Time
+	Layers    []digest.Digest // diff IDs
+}
+
+type image struct {
+	id     digest.Digest
+	config ocispec.Image
+	raw    []byte
+	chain  []digest.Digest // chain IDs, base first
+}
+
+// Store holds images and layers under one root directory.
+type Store struct {
+	root   string
+	driver graphdriver.Driver
+
+	mu     sync.Mutex
+	images map[digest.Digest]*image
+	layers map[digest.Digest]*layer // by chain ID
+	tags   map[string]digest.Digest // normalized "name:tag" -> image ID
+	mounts map[string]*rwLayer      // by container ID
+}
+
+func (s *Store) imageDir() string { return filepath.Join(s.root, "imagedb", "sha256") }
+func (s *Store) layerDir() string { return filepath.Join(s.root, "layerdb", "sha256") }
+func (s *Store) mountDir() string { return filepath.Join(s.root, "mounts") }
+func (s *Store) tmpDir() string   { return filepath.Join(s.root, "tmp") }
+
+// New opens the store at root, loading whatever survived on disk: torn or
+// corrupt files are logged and skipped without affecting other images.
+func New(root string, driver graphdriver.Driver) (*Store, error) {
+	s := &Store{root: root, driver: driver,
+		images: map[digest.Digest]*image{}, layers: map[digest.Digest]*layer{},
+		tags: map[string]digest.Digest{}, mounts: map[string]*rwLayer{}}
+	if err := os.RemoveAll(s.tmpDir()); err != nil {
+		return nil, fmt.Errorf("image store: %w", err)
+	}
+	for _, d := range []string{s.imageDir(), s.layerDir(), s.mountDir(), s.tmpDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("image store: %w", err)
+		}
+	}
+	s.loadLayers()
+	s.loadImages()
+	s.loadTags()
+	s.loadMounts()
+	// Layers nothing refers to are leftovers of an interrupted pull/load
+	// or delete.
+	for id, l := range s.layers {
+		if l.refs == 0 {
+			slog.Info("image store: removing unreferenced layer", "chain", id)
+			s.removeLayerLocked(l)
+		}
+	}
+	return s, nil
+}
+
+// Driver returns the graph driver the store keeps layers on.
+func (s *Store) Driver() graphdriver.Driver { return s.driver }
+
+func (s *Store) loadImages() {
+	ents, err := os.ReadDir(s.imageDir())
+	if err != nil {
+		slog.Error("image store: cannot list images", "err", err)
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			os.Remove(filepath.Join(s.imageDir(), name)) // torn temp file
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(s.imageDir(), name))
+		if err != nil {
+			slog.Error("image store: cannot read image config", "id", name, "err", err)
+			continue
+		}
+		if digest.FromBytes(raw).Encoded() != name {
+			slog.Error("image store: image config does not match its digest, ignoring", "id", name)
+			continue
+		}
+		img, err := s.parseImage(raw)
+		if err != nil {
+			slog.Error("image store: invalid image config, ignoring", "id", name, "err", err)
+			continue
+		}
+		ok := true
+		for _, c := range img.chain {
+			if s.layers[c] == nil {
+				slog.Error("image store: image lacks a layer, ignoring", "id", name, "chain", c)
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		for _, c := range img.chain {
+			s.layers[c].refs++
+		}
+		s.images[img.id] = img
+	}
+}
+
+func (s *Store) parseImage(raw []byte) (*image, error) {
+	var cfg ocispec.Image
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid image config: %w", err))
+	}
+	if cfg.RootFS.Type != "" && cfg.RootFS.Type != "layers" {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid image config: rootfs type %q", cfg.RootFS.Type))
+	}
+	chain, err := chainIDs(cfg.RootFS.DiffIDs)
+	if err != nil {
+		return nil, err
+	}
+	return &image{id: digest.FromBytes(raw), config: cfg, raw: raw, chain: chain}, nil
+}
+
+// snapshot builds the caller-facing copy; s.mu must be held.
+func (s *Store) snapshot(img *image) *Image {
+	out := &Image{ID: img.id, Config: img.config, RawConfig: img.raw, RepoTags: []string{},
+		Layers: append([]digest.Digest(nil), img.config.RootFS.DiffIDs...)}
+	if img.config.Created != nil {
+		out.Created = *img.config.Created
+	}
+	for _, c := range img.chain {
+		out.Size += s.layers[c].Size
+	}
+	for tag, id := range s.tags {
+		if id == img.id {
+			out.RepoTags = append(out.RepoTags, tag)
+		}
+	}
+	sort.Strings(out.RepoTags)
+	return out
+}
+
+// Get finds an image by name[:tag], full ID (with or without "sha256:")
+// or unique ID prefix.
+func (s *Store) Get(ref string) (*Image, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	img, _, err := s.resolveLocked(ref)
+	if err != nil {
+		return nil, err
+	}
+	return s.snapshot(img), nil
+}
+
+// resolveLocked returns the image ref names and, when ref was a tag, the
+// normalized tag ("" when ref named the image by ID).
+func (s *Store) resolveLocked(ref string) (*image, string, error) {
+	notFound := errdefs.NotFound(fmt.Errorf("No such image: %s", ref))
+	hexPart := strings.TrimPrefix(ref, "sha256:")
+	prefixed := hexPart != ref
+	if len(hexPart) == 64 && isHex(hexPart) {
+		if img := s.images[digest.NewDigestFromEncoded(digest.SHA256, hexPart)]; img != nil {
+			return img, "", nil
+		}
+		return nil, "", notFound
+	}
+	if !prefixed {
+		if tag, err := normalizeTag(ref); err == nil {
+			if id, ok := s.tags[tag]; ok && s.images[id] != nil {
+				return s.images[id], tag, nil
+			}
+		}
+	}
+	if isHex(hexPart) {
+		var found *image
+		for id, img := range s.images {
+			if strings.HasPrefix(id.Encoded(), hexPart) {
+				if found != nil {
+					return nil, "", errdefs.NotFound(fmt.Errorf("No such image: %s (ambiguous ID prefix)", ref))
+				}
+				found = img
+			}
+		}
+		if found != nil {
+			return found, "", nil
+		}
+	}
+	return nil, "", notFound
+}
+
+// List returns every image, newest first.
+func (s *Store) List() []*Image {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Image, 0, len(s.images))
+	for _, img := range s.images {
+		out = append(out, s.snapshot(img))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.After(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}

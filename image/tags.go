@@ -1,0 +1,133 @@
+package image
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+
+	"github.com/sdengine/engine/pkg/atomicfile"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// repositoriesFile mirrors docker's repositories.json:
+// {"Repositories": {"busybox": {"busybox:latest": "sha256:..."}}}.
+type repositoriesFile struct {
+	Repositories map[string]map[string]digest.Digest
+}
+
+func (s *Store) tagsPath() string { return filepath.Join(s.root, "repositories.json") }
+
+func (s *Store) loadTags() {
+	data, err := os.ReadFile(s.tagsPath())
+	if os.IsNotExist(err) {
+		return
+	}
+	var f repositoriesFile
+	if err == nil {
+		err = json.Unmarshal(data, &f)
+	}
+	if err != nil {
+		// Keep the damaged file for inspection; images stay, untagged.
+		bad := fmt.Sprintf("%s.corrupt-%d", s.tagsPath(), time.Now().Unix())
+		slog.Error("image store: repositories.json is corrupt, images are loaded untagged", "err", err, "moved-to", bad)
+		os.Rename(s.tagsPath(), bad)
+		return
+	}
+	for _, tags := range f.Repositories {
+		for tag, id := range tags {
+			norm, err := normalizeTag(tag)
+			if err != nil || s.images[id] == nil {
+				slog.Warn("image store: dropping stale tag", "tag", tag, "id", id)
+				continue
+			}
+			s.tags[norm] = id
+		}
+	}
+}
+
+func (s *Store) saveTagsLocked() error {
+	f := repositoriesFile{Repositories: map[string]map[string]digest.Digest{}}
+	for tag, id := range s.tags {
+		repo, _ := splitTag(tag)
+		if f.Repositories[repo] == nil {
+			f.Repositories[repo] = map[string]digest.Digest{}
+		}
+		f.Repositories[repo][tag] = id
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(s.tagsPath(), data, 0o600)
+}
+
+// Tag points newRef at the image ref names; the tag moves if it was on
+// another image.
+func (s *Store) Tag(ref string, newRef string) error {
+	tag, err := normalizeTag(newRef)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	img, _, err := s.resolveLocked(ref)
+	if err != nil {
+		return err
+	}
+	s.tags[tag] = img.id
+	return s.saveTagsLocked()
+}
+
+// registerImage stores a config (idempotently) and points tags at it.
+// The layers of its chain must exist; the image takes its own reference
+// on them.
+func (s *Store) registerImage(raw []byte, tags []string) (*Image, error) {
+	img, err := s.parseImage(raw)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if existing := s.images[img.id]; existing != nil {
+		img = existing
+	} else {
+		for _, c := range img.chain {
+			if s.layers[c] == nil {
+				return nil, fmt.Errorf("register image %s: layer %s missing", img.id, c)
+			}
+		}
+		if err := atomicfile.Write(filepath.Join(s.imageDir(), img.id.Encoded()), raw, 0o600); err != nil {
+			return nil, err
+		}
+		for _, c := range img.chain {
+			s.layers[c].refs++
+		}
+		s.images[img.id] = img
+	}
+	if len(tags) > 0 {
+		for _, t := range tags {
+			s.tags[t] = img.id
+		}
+		if err := s.saveTagsLocked(); err != nil {
+			return nil, err
+		}
+	}
+	return s.snapshot(img), nil
+}
+
+func (s *Store) normalizeTags(refs []string) ([]string, error) {
+	var out []string
+	for _, r := range refs {
+		t, err := normalizeTag(r)
+		if err != nil {
+			return nil, errdefs.InvalidParameter(err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
