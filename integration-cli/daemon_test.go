@@ -53,6 +53,9 @@ func NewDaemon(t testing.TB, extraArgs ...string) *Daemon {
 		Root:     filepath.Join(dir, "root"),
 		ExecRoot: filepath.Join(dir, "run"),
 	}
+	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d.Args = append([]string{
 		"-H", "unix://" + d.Sock, "--data-root", d.Root, "--exec-root", d.ExecRoot,
 		"--pidfile", filepath.Join(dir, "d.pid"), "--config-file", filepath.Join(dir, "daemon.json"), "-D",

@@ -3,14 +3,15 @@
 # package, using this machine's own apt sources. The result is cached by the
 # package version and copied to OUT.tar; the cache path is printed.
 #
-#   hack/images/busybox.sh OUT.tar
+#   hack/images/busybox.sh [OUT.tar]
+# Without OUT.tar it only builds (or finds) the cached tarball.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 OUT.tar" >&2
+if [ $# -gt 1 ]; then
+	echo "usage: $0 [OUT.tar]" >&2
 	exit 2
 fi
-out=$1
+out=${1:-}
 pkg=busybox-static
 cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdengine/images"
 mkdir -p "$cache_dir"
@@ -78,7 +79,7 @@ GROUP
 	mv "$tmp/rootfs.tar" "$cached"
 fi
 
-if [ "$(realpath -m "$out")" != "$(realpath "$cached")" ]; then
+if [ -n "$out" ] && [ "$(realpath -m "$out")" != "$(realpath "$cached")" ]; then
 	cp "$cached" "$out.tmp.$$"
 	mv "$out.tmp.$$" "$out"
 fi

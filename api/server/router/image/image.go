@@ -4,6 +4,7 @@ package image
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/docker/docker/pkg/streamformatter"
@@ -91,8 +92,7 @@ func (i *imageRouter) create(ctx context.Context, w http.ResponseWriter, r *http
 		Changes:  r.Form["changes"],
 		Platform: r.FormValue("platform"),
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	startProgress(w)
 	out := flushWriter{w}
 	if err := i.b.ImageImport(ctx, r.Body, p, out); err != nil {
 		// Headers are gone: the error travels in the progress stream, as Docker does.
@@ -103,8 +103,7 @@ func (i *imageRouter) create(ctx context.Context, w http.ResponseWriter, r *http
 
 func (i *imageRouter) load(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
 	quiet := httputils.BoolValue(r, "quiet")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	startProgress(w)
 	out := flushWriter{w}
 	if err := i.b.ImageLoad(ctx, r.Body, quiet, out); err != nil {
 		_, _ = out.Write(streamformatter.FormatError(err))
@@ -126,6 +125,17 @@ func (i *imageRouter) save(ctx context.Context, w http.ResponseWriter, names []s
 	}
 	w.Header().Set("Content-Type", "application/x-tar")
 	return i.b.ImageSave(ctx, names, &lazyHeaderWriter{w: w})
+}
+
+// startProgress sends the headers of a progress stream. The request body
+// (the tar) is still being read while progress goes out, which net/http
+// allows only in full-duplex mode.
+func startProgress(w http.ResponseWriter) {
+	if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+		slog.Debug("full duplex not available", "err", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
 }
 
 // flushWriter pushes each progress message to the client at once.
