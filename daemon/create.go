@@ -12,7 +12,7 @@ import (
 
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
-	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/runconfig"
 )
@@ -160,11 +160,21 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 }
 
 func validateLogConfig(lc containertypes.LogConfig) error {
-	switch lc.Type {
-	case "json-file":
-		return jsonfilelog.ValidateOptions(lc.Config)
-	case "none":
-		return nil
+	return logger.Validate(lc.Type, lc.Config)
+}
+
+// logInfo is what the container's log driver needs to know of it.
+func logInfo(c *container.Container) logger.Info {
+	return logger.Info{
+		Driver:        c.HostConfig.LogConfig.Type,
+		Config:        c.HostConfig.LogConfig.Config,
+		LogPath:       c.LogPath,
+		ContainerID:   c.ID,
+		ContainerName: strings.TrimPrefix(c.Name, "/"),
+		ImageName:     c.Config.Image,
+		ImageID:       c.ImageID,
+		Labels:        c.Config.Labels,
+		Env:           c.Config.Env,
+		Created:       c.Created,
 	}
-	return errdefs.InvalidParameter(fmt.Errorf("logger: no log driver named '%s' is registered", lc.Type))
 }

@@ -22,19 +22,31 @@ func (d *Daemon) ContainerStart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	autoRemove, err := d.start(ctx, c)
+	if err != nil && autoRemove {
+		// Docker removes a --rm container whose start failed; a client
+		// waiting for its removal would wait forever otherwise.
+		if rerr := d.remove(c, true); rerr != nil {
+			slog.Error("auto-remove after failed start", "id", c.ID, "err", rerr)
+		}
+	}
+	return err
+}
+
+func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove bool, retErr error) {
 	c.Lock()
 	defer c.Unlock()
 	switch c.State.Status {
 	case container.StatusRunning:
-		return errdefs.NotModified(fmt.Errorf("container %s is already running", c.ID))
+		return false, errdefs.NotModified(fmt.Errorf("container %s is already running", c.ID))
 	case container.StatusRemoving, container.StatusDead:
-		return errdefs.Conflict(fmt.Errorf("container %s is marked for removal and cannot be started", c.ID))
+		return false, errdefs.Conflict(fmt.Errorf("container %s is marked for removal and cannot be started", c.ID))
 	}
 	d.mu.Lock()
 	closing := d.closing
 	d.mu.Unlock()
 	if closing {
-		return errdefs.Unavailable(fmt.Errorf("the daemon is shutting down"))
+		return false, errdefs.Unavailable(fmt.Errorf("the daemon is shutting down"))
 	}
 	task, err := d.startLocked(ctx, c)
 	if err != nil {
@@ -51,14 +63,14 @@ func (d *Daemon) ContainerStart(ctx context.Context, name string) error {
 			slog.Error("save container after failed start", "id", c.ID, "err", serr)
 		}
 		d.failPending(c.ID, err)
-		return err
+		return c.HostConfig.AutoRemove, err
 	}
 	c.State.SetRunning(task.Pid())
 	if err := c.SaveLocked(); err != nil {
 		slog.Error("save running container", "id", c.ID, "err", err)
 	}
 	go d.monitor(c, task)
-	return nil
+	return false, nil
 }
 
 func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task *native.Task, retErr error) {
@@ -90,8 +102,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		StdinOnce:     c.Config.StdinOnce,
 		ConsoleHeight: consoleDim(c, 0),
 		ConsoleWidth:  consoleDim(c, 1),
-		LogPath:       c.LogPath,
-		LogOpts:       c.HostConfig.LogConfig.Config,
+		Log:           logInfo(c),
 	})
 	if err != nil {
 		if derr := d.driver.Delete(c.ID); derr != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver/native"
-	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/timeutil"
 )
@@ -26,15 +25,14 @@ func (d *Daemon) ContainerLogs(ctx context.Context, name string, opts containert
 		return err
 	}
 	c.Lock()
-	logPath, tty := c.LogPath, c.Config.Tty
+	info, tty := logInfo(c), c.Config.Tty
 	running := c.State.Running()
 	exited := c.ExitChan()
-	driver := c.HostConfig.LogConfig.Type
 	c.Unlock()
-	if logPath == "" {
-		return errdefs.InvalidParameter(fmt.Errorf("configured logging driver does not support reading: %s", driver))
+	if err := logger.CheckReadable(info.Driver); err != nil {
+		return err
 	}
-	ro := jsonfilelog.ReadOptions{Follow: opts.Follow && running, Tail: -1}
+	ro := logger.ReadOptions{Follow: opts.Follow && running, Tail: -1}
 	if opts.Tail != "" && opts.Tail != "all" {
 		n, err := strconv.Atoi(opts.Tail)
 		if err != nil {
@@ -53,16 +51,13 @@ func (d *Daemon) ContainerLogs(ctx context.Context, name string, opts containert
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(logPath); os.IsNotExist(err) {
-		return nil // never started: nothing logged yet
-	}
 	done := exited
 	if !ro.Follow {
 		closed := make(chan struct{})
 		close(closed)
 		done = closed
 	}
-	err = jsonfilelog.Read(ctx, logPath, ro, done, func(m jsonfilelog.Message) error {
+	err = logger.Read(ctx, info, ro, done, func(m logger.Message) error {
 		w := stdout
 		switch {
 		case m.Stream == "stderr" && opts.ShowStderr:

@@ -170,7 +170,7 @@ func (r Result) String() string {
 }
 
 func run(bin, host string, stdin string, args ...string) Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "DOCKER_HOST="+host, "DOCKER_CLI_HINTS=false")

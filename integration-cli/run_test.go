@@ -64,7 +64,7 @@ func TestDetachedLifecycle(t *testing.T) {
 		name := "life-" + strings.ReplaceAll(t.Name(), "/", "-")
 		name = strings.ToLower(name)
 		r := cli("run", "-d", "--name", name, "-l", "suite=it", "busybox", "sh", "-c",
-			`echo started; trap 'echo bye; exit 0' TERM; while true; do sleep 0.1; done`)
+			`trap 'echo bye; exit 0' TERM; echo started; while true; do sleep 0.1; done`)
 		if r.Code != 0 || len(strings.TrimSpace(r.Stdout)) != 64 {
 			t.Fatalf("run -d: %s", r)
 		}
@@ -114,12 +114,14 @@ func TestStopTimeoutAndKill(t *testing.T) {
 	if out := shared.MustCLI(t, "inspect", "--format", "{{.State.ExitCode}}", id); out != "137" {
 		t.Errorf("SIGKILLed container exit code %s, want 137", out)
 	}
-	id2 := remember(shared.MustCLI(t, "run", "-d", "--stop-signal", "USR1", "busybox", "sh", "-c", `trap 'exit 7' USR1; while true; do sleep 0.1; done`))
+	id2 := remember(shared.MustCLI(t, "run", "-d", "--stop-signal", "USR1", "busybox", "sh", "-c", `trap 'exit 7' USR1; echo ready; while true; do sleep 0.1; done`))
+	waitReady(t, id2)
 	shared.MustCLI(t, "stop", "-t", "10", id2)
 	if out := shared.MustCLI(t, "inspect", "--format", "{{.State.ExitCode}}", id2); out != "7" {
 		t.Errorf("--stop-signal USR1 not used: exit %s", out)
 	}
-	id3 := remember(shared.MustCLI(t, "run", "-d", "busybox", "sh", "-c", `trap 'exit 9' HUP; while true; do sleep 0.1; done`))
+	id3 := remember(shared.MustCLI(t, "run", "-d", "busybox", "sh", "-c", `trap 'exit 9' HUP; echo ready; while true; do sleep 0.1; done`))
+	waitReady(t, id3)
 	shared.MustCLI(t, "kill", "-s", "HUP", id3)
 	if out := shared.MustCLI(t, "wait", id3); out != "9" {
 		t.Errorf("kill -s HUP then wait: %s", out)
@@ -257,4 +259,12 @@ func waitFor(t testing.TB, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("condition not met within 15s")
+}
+
+// waitReady waits until a container whose script sets its traps first has
+// printed "ready": a signal sent before that would be lost (PID 1 ignores
+// signals it has no handler for).
+func waitReady(t testing.TB, id string) {
+	t.Helper()
+	waitFor(t, func() bool { return strings.Contains(shared.CLI("logs", id).Stdout, "ready") })
 }

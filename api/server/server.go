@@ -51,6 +51,14 @@ func New(routers ...router.Router) *Server {
 		m.Path("/v{version:[0-9.]+}" + path).Methods(method).Handler(h)
 		m.Path(path).Methods(method).Handler(h)
 	}
+	// Looking up one network or volume by name is how clients probe for
+	// one (`docker inspect X` asks every kind in turn): none exist here yet,
+	// so the truthful answer is 404, not 501.
+	for _, kind := range []string{"networks", "volumes"} {
+		h := makeHandler(router.Route{Handler: noSuchObject(kind)})
+		m.Path("/v{version:[0-9.]+}/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
+		m.Path("/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
+	}
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
 	})
@@ -130,6 +138,15 @@ func notImplemented(what string) http.Handler {
 	})
 }
 
+func noSuchObject(kind string) httputils.APIFunc {
+	return func(_ context.Context, _ http.ResponseWriter, _ *http.Request, vars map[string]string) error {
+		if kind == "networks" {
+			return errdefs.NotFound(fmt.Errorf("network %s not found", vars["name"]))
+		}
+		return errdefs.NotFound(fmt.Errorf("get %s: no such volume", vars["name"]))
+	}
+}
+
 // unimplemented lists Engine API endpoints not built yet.
 var unimplemented = []string{
 	"GET /events",
@@ -158,14 +175,12 @@ var unimplemented = []string{
 	"POST /containers/{name:.*}/copy",
 	"POST /containers/prune",
 	"GET /networks",
-	"GET /networks/{id:.*}",
 	"POST /networks/create",
 	"POST /networks/{id:.*}/connect",
 	"POST /networks/{id:.*}/disconnect",
 	"POST /networks/prune",
 	"DELETE /networks/{id:.*}",
 	"GET /volumes",
-	"GET /volumes/{name:.*}",
 	"POST /volumes/create",
 	"POST /volumes/prune",
 	"DELETE /volumes/{name:.*}",

@@ -26,6 +26,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -66,8 +67,7 @@ type CreateOptions struct {
 	Spec                        *specs.Spec
 	Tty, OpenStdin, StdinOnce   bool
 	ConsoleHeight, ConsoleWidth uint16
-	LogPath                     string // "" = no log
-	LogOpts                     map[string]string
+	Log                         logger.Info // the log driver and what it needs
 }
 
 // createTimeout bounds how long we wait for the shim to report; a healthy
@@ -110,7 +110,7 @@ func (d *Driver) Create(ctx context.Context, o CreateOptions) (_ *Task, retErr e
 	so := shimOptions{
 		ID: o.ID, Tty: o.Tty, OpenStdin: o.OpenStdin, StdinOnce: o.StdinOnce,
 		ConsoleHeight: o.ConsoleHeight, ConsoleWidth: o.ConsoleWidth,
-		LogPath: o.LogPath, LogOpts: o.LogOpts,
+		Log: o.Log,
 	}
 	if err := writeJSONQuick(filepath.Join(dir, optionsFile), so); err != nil {
 		return nil, err

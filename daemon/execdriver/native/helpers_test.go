@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/pkg/stringid"
 
+	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/daemon/oci"
 )
 
@@ -55,13 +56,13 @@ func createContainer(t *testing.T, d *Driver, script string, o ctrOpts) (*Task, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logPath string
+	logInfo := logger.Info{Driver: "none", ContainerID: id}
 	if o.log {
-		logPath = t.TempDir() + "/ctr-json.log"
+		logInfo = logger.Info{Driver: "json-file", LogPath: t.TempDir() + "/ctr-json.log", ContainerID: id}
 	}
 	task, err := d.Create(context.Background(), CreateOptions{
 		ID: id, Spec: spec, Tty: o.tty, OpenStdin: o.openStdin, StdinOnce: o.stdinOnce,
-		ConsoleHeight: o.height, ConsoleWidth: o.width, LogPath: logPath,
+		ConsoleHeight: o.height, ConsoleWidth: o.width, Log: logInfo,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func createContainer(t *testing.T, d *Driver, script string, o ctrOpts) (*Task, 
 			t.Error(err)
 		}
 	})
-	return task, logPath
+	return task, logInfo.LogPath
 }
 
 // syncBuf is a goroutine-safe bytes.Buffer.

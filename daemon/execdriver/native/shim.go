@@ -25,7 +25,7 @@ import (
 	// The C half of "init": joins namespaces before the Go runtime starts.
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
-	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -44,9 +44,7 @@ const drainTimeout = 5 * time.Second
 // libcontainer root and the container id. It never returns.
 func ShimMain(args []string) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	// Without a session leader above us, SIGHUP would only come by mistake;
-	// SIGPIPE must not kill us when a client goes away mid-write.
-	signal.Ignore(unix.SIGHUP, unix.SIGPIPE)
+	catchSignals()
 	ready := os.NewFile(readyFd, "ready")
 	if len(args) != 3 {
 		slog.Error("shim: bad arguments", "args", args)
@@ -73,7 +71,7 @@ type shim struct {
 	init      *libcontainer.Process
 	pid       int
 	listener  net.Listener
-	logw      *jsonfilelog.Writer
+	logw      logger.Logger
 
 	// stdin is the container's stdin (pipe write end, or the pty master).
 	stdin     *os.File
@@ -132,10 +130,8 @@ func (s *shim) create() (retErr error) {
 			}
 		}
 	}()
-	if s.opts.LogPath != "" {
-		if s.logw, err = jsonfilelog.New(s.opts.LogPath, s.opts.LogOpts); err != nil {
-			return fmt.Errorf("opening log: %w", err)
-		}
+	if s.logw, err = logger.New(s.opts.Log); err != nil {
+		return fmt.Errorf("opening log: %w", err)
 	}
 	p := &libcontainer.Process{
 		Args:          s.spec.Process.Args,
@@ -328,4 +324,24 @@ func classifyStartError(err error) error {
 		}
 	}
 	return err
+}
+
+// catchSignals makes the shim survive stray signals (SIGHUP by mistake,
+// SIGPIPE when a client goes away mid-write) by catching and dropping
+// them. Catching, not ignoring: an ignored disposition is inherited across
+// exec by the container's processes, and a shell there then cannot trap
+// the signal (POSIX); a caught one is reset to the default at exec. This
+// also undoes ignores the shim itself inherited from whoever started the
+// daemon (nohup, a job-control shell).
+func catchSignals() {
+	var sigs []os.Signal
+	for sig := unix.Signal(1); sig < 32; sig++ {
+		switch sig {
+		case unix.SIGKILL, unix.SIGSTOP, unix.SIGCHLD, unix.SIGSEGV, unix.SIGBUS,
+			unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS, unix.SIGURG, unix.SIGPROF:
+			continue
+		}
+		sigs = append(sigs, sig)
+	}
+	signal.Notify(make(chan os.Signal, 1), sigs...)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/atomicfile"
 )
 
@@ -41,14 +42,13 @@ func (e *ExitedError) Error() string {
 
 // shimOptions is what the daemon tells the shim besides the spec.
 type shimOptions struct {
-	ID            string            `json:"id"`
-	Tty           bool              `json:"tty,omitempty"`
-	OpenStdin     bool              `json:"openStdin,omitempty"`
-	StdinOnce     bool              `json:"stdinOnce,omitempty"`
-	ConsoleHeight uint16            `json:"consoleHeight,omitempty"`
-	ConsoleWidth  uint16            `json:"consoleWidth,omitempty"`
-	LogPath       string            `json:"logPath,omitempty"`
-	LogOpts       map[string]string `json:"logOpts,omitempty"`
+	ID            string      `json:"id"`
+	Tty           bool        `json:"tty,omitempty"`
+	OpenStdin     bool        `json:"openStdin,omitempty"`
+	StdinOnce     bool        `json:"stdinOnce,omitempty"`
+	ConsoleHeight uint16      `json:"consoleHeight,omitempty"`
+	ConsoleWidth  uint16      `json:"consoleWidth,omitempty"`
+	Log           logger.Info `json:"log"`
 }
 
 // writeJSONFile replaces path durably: used for the exit status, which

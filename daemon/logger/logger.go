@@ -1,0 +1,137 @@
+// Package logger chooses a container's log driver: the shim writes through
+// it, and the daemon reads back through it for `docker logs`.
+package logger
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// Info is what a driver may need to know of the container it logs for.
+// It travels from the daemon to the shim as JSON.
+type Info struct {
+	Driver        string            `json:"driver"`
+	Config        map[string]string `json:"config,omitempty"`
+	LogPath       string            `json:"logPath,omitempty"` // json-file only
+	ContainerID   string            `json:"containerID"`
+	ContainerName string            `json:"containerName"` // without the leading "/"
+	ImageName     string            `json:"imageName"`
+	ImageID       string            `json:"imageID"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	Env           []string          `json:"env,omitempty"`
+	Created       time.Time         `json:"created"`
+}
+
+// Logger receives a container's output.
+type Logger interface {
+	// StreamWriter returns a writer for "stdout" or "stderr"; closing it
+	// flushes a partial last line.
+	StreamWriter(stream string) io.WriteCloser
+	Close() error
+}
+
+// Message and ReadOptions are what reading gives and takes.
+type (
+	Message     = jsonfilelog.Message
+	ReadOptions = jsonfilelog.ReadOptions
+)
+
+// driver is one log driver's entry points.
+type driver struct {
+	validate func(opts map[string]string) error
+	create   func(info Info) (Logger, error)
+	// read is nil for drivers that cannot be read back.
+	read func(ctx context.Context, info Info, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error
+}
+
+var drivers = map[string]driver{
+	"none": {
+		validate: func(opts map[string]string) error {
+			if len(opts) > 0 {
+				return errdefs.InvalidParameter(fmt.Errorf("log driver none takes no options"))
+			}
+			return nil
+		},
+		create: func(Info) (Logger, error) { return nil, nil },
+	},
+	"json-file": {
+		validate: jsonfilelog.ValidateOptions,
+		create: func(info Info) (Logger, error) {
+			w, err := jsonfilelog.New(info.LogPath, info.Config)
+			if err != nil {
+				return nil, err
+			}
+			return w, nil
+		},
+		read: func(ctx context.Context, info Info, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error {
+			return jsonfilelog.Read(ctx, info.LogPath, opts, done, fn)
+		},
+	},
+}
+
+// register adds a driver; drivers call it from init.
+func register(name string, d driver) { drivers[name] = d }
+
+// Names lists the drivers this engine has.
+func Names() []string {
+	out := make([]string, 0, len(drivers))
+	for n := range drivers {
+		out = append(out, n)
+	}
+	return out
+}
+
+func lookup(name string) (driver, error) {
+	d, ok := drivers[name]
+	if !ok {
+		return driver{}, errdefs.InvalidParameter(fmt.Errorf("logger: no log driver named '%s' is registered", name))
+	}
+	return d, nil
+}
+
+// Validate checks a driver name and its options.
+func Validate(name string, opts map[string]string) error {
+	d, err := lookup(name)
+	if err != nil {
+		return err
+	}
+	return d.validate(opts)
+}
+
+// New opens the driver for a container; "none" gives a nil Logger.
+func New(info Info) (Logger, error) {
+	d, err := lookup(info.Driver)
+	if err != nil {
+		return nil, err
+	}
+	return d.create(info)
+}
+
+// Read streams a container's log back, if its driver can.
+func Read(ctx context.Context, info Info, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error {
+	d, err := lookup(info.Driver)
+	if err != nil {
+		return err
+	}
+	if d.read == nil {
+		return errdefs.InvalidParameter(fmt.Errorf("configured logging driver does not support reading: %s", info.Driver))
+	}
+	return d.read(ctx, info, opts, done, fn)
+}
+
+// CheckReadable fails for drivers whose logs cannot be read back.
+func CheckReadable(name string) error {
+	d, err := lookup(name)
+	if err != nil {
+		return err
+	}
+	if d.read == nil {
+		return errdefs.InvalidParameter(fmt.Errorf("configured logging driver does not support reading: %s", name))
+	}
+	return nil
+}
