@@ -69,6 +69,7 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 	if err := c.SaveLocked(); err != nil {
 		slog.Error("save running container", "id", c.ID, "err", err)
 	}
+	d.registerMachine(c, task.Pid())
 	go d.monitor(c, task)
 	return false, nil
 }
@@ -92,6 +93,9 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 	spec, err := oci.Build(opts)
 	if err != nil {
 		return nil, fmt.Errorf("build OCI spec: %w", err)
+	}
+	if err := d.applyHooks(c, spec); err != nil {
+		return nil, err
 	}
 	t0 := time.Now()
 	task, err = d.driver.Create(ctx, native.CreateOptions{
@@ -152,6 +156,7 @@ func (d *Daemon) handleExit(c *container.Container, st native.ExitStatus, errMsg
 	if closing {
 		return
 	}
+	d.unregisterMachine(c)
 	if err := d.driver.Delete(c.ID); err != nil {
 		slog.Error("release exec driver state", "id", c.ID, "err", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sdengine/engine/api/server"
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/daemon/logger"
 )
 
 // SystemVersion serves /version.
@@ -114,7 +115,8 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 		Labels:             []string{},
 		Warnings:           []string{},
 	}}
-	info.Plugins.Log = []string{"json-file", "none"}
+	info.NumberOfHooks = d.hookCount()
+	info.Plugins.Log = logger.Names()
 	info.Plugins.Volume = []string{}
 	info.Plugins.Network = []string{"host", "null"}
 	return info, nil
