@@ -103,8 +103,12 @@ func Validate(name string, opts map[string]string) error {
 	return d.validate(opts)
 }
 
-// New opens the driver for a container; "none" gives a nil Logger.
+// New opens the driver for a container; "none" (or no driver at all)
+// gives a nil Logger.
 func New(info Info) (Logger, error) {
+	if info.Driver == "" {
+		return nil, nil
+	}
 	d, err := lookup(info.Driver)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,10 @@ type CreateOptions struct {
 	Tty, OpenStdin, StdinOnce   bool
 	ConsoleHeight, ConsoleWidth uint16
 	Log                         logger.Info // the log driver and what it needs
+	// ConsolePTY gives the container a pty at /dev/console whose output
+	// goes to the log, apart from its stdio: systemd as PID 1 writes its
+	// boot and shutdown messages only to a console that is a tty.
+	ConsolePTY bool
 }
 
 // createTimeout bounds how long we wait for the shim to report; a healthy
@@ -110,7 +114,7 @@ func (d *Driver) Create(ctx context.Context, o CreateOptions) (_ *Task, retErr e
 	so := shimOptions{
 		ID: o.ID, Tty: o.Tty, OpenStdin: o.OpenStdin, StdinOnce: o.StdinOnce,
 		ConsoleHeight: o.ConsoleHeight, ConsoleWidth: o.ConsoleWidth,
-		Log: o.Log,
+		Log: o.Log, ConsolePTY: o.ConsolePTY,
 	}
 	if err := writeJSONQuick(filepath.Join(dir, optionsFile), so); err != nil {
 		return nil, err

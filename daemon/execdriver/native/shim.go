@@ -72,6 +72,8 @@ type shim struct {
 	pid       int
 	listener  net.Listener
 	logw      logger.Logger
+	// consolePTY is the /dev/console pty of a ConsolePTY container.
+	consolePTY *consolePTY
 
 	// stdin is the container's stdin (pipe write end, or the pty master).
 	stdin     *os.File
@@ -111,6 +113,11 @@ func (s *shim) create() (retErr error) {
 	// the state directory is the bundle.
 	if err := os.Chdir(s.dir); err != nil {
 		return err
+	}
+	if s.opts.ConsolePTY {
+		if err := s.setupConsolePTY(); err != nil {
+			return err
+		}
 	}
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{CgroupName: s.id, Spec: s.spec})
 	if err != nil {
@@ -166,6 +173,7 @@ func (s *shim) create() (retErr error) {
 	s.outputDone = make(chan struct{})
 	s.exited = make(chan struct{})
 	s.startOutput(pio)
+	s.startConsole()
 
 	// Bind relative to the state directory: sun_path is short.
 	_ = os.Remove(socketName)
@@ -225,6 +233,7 @@ func (s *shim) run() int {
 	case <-time.After(drainTimeout):
 		slog.Warn("shim: output did not reach EOF; dropping the rest", "id", s.id)
 	}
+	s.stopConsole()
 	s.out.end()
 	if s.logw != nil {
 		if err := s.logw.Close(); err != nil {

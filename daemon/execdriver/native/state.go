@@ -49,6 +49,7 @@ type shimOptions struct {
 	ConsoleHeight uint16      `json:"consoleHeight,omitempty"`
 	ConsoleWidth  uint16      `json:"consoleWidth,omitempty"`
 	Log           logger.Info `json:"log"`
+	ConsolePTY    bool        `json:"consolePTY,omitempty"`
 }
 
 // writeJSONFile replaces path durably: used for the exit status, which

@@ -1,0 +1,87 @@
+package native
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/creack/pty"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// consolePTY is the pty behind a container's /dev/console. The shim keeps
+// the slave open too, so that reading the master never fails with EIO in
+// the moments when the container has closed every fd on its console.
+type consolePTY struct {
+	master, slave *os.File
+	done          chan struct{}
+	once          sync.Once
+}
+
+// setupConsolePTY opens the pty and binds its slave at /dev/console.
+func (s *shim) setupConsolePTY() error {
+	master, slave, err := pty.Open()
+	if err != nil {
+		return fmt.Errorf("console pty: %w", err)
+	}
+	s.consolePTY = &consolePTY{master: master, slave: slave, done: make(chan struct{})}
+	s.spec.Mounts = append(s.spec.Mounts, specs.Mount{
+		Destination: "/dev/console", Type: "bind", Source: slave.Name(), Options: []string{"bind", "nosuid", "noexec"},
+	})
+	return nil
+}
+
+// startConsole copies the console's output to the log as stdout, with the
+// tty's "\r\n" turned back into "\n".
+func (s *shim) startConsole() {
+	c := s.consolePTY
+	if c == nil {
+		return
+	}
+	go func() {
+		defer close(c.done)
+		var lw io.WriteCloser
+		if s.logw != nil {
+			lw = s.logw.StreamWriter("stdout")
+			defer lw.Close()
+		}
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := c.master.Read(buf)
+			if n > 0 {
+				out := bytes.ReplaceAll(buf[:n], []byte("\r\n"), []byte("\n"))
+				if lw != nil {
+					if _, err := lw.Write(out); err != nil {
+						slog.Warn("shim: console log write failed", "err", err)
+					}
+				}
+				s.out.send(frameStdout, out)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// stopConsole ends the copy once the container is gone: closing the slave
+// lets the master read what is left, then EIO.
+func (s *shim) stopConsole() {
+	c := s.consolePTY
+	if c == nil {
+		return
+	}
+	c.once.Do(func() {
+		c.slave.Close()
+		select {
+		case <-c.done:
+		case <-time.After(time.Second):
+			slog.Warn("shim: console output did not end; dropping the rest", "id", s.id)
+		}
+		c.master.Close()
+	})
+}
