@@ -37,6 +37,9 @@ type Container struct {
 	InitSystem string
 	Driver     string
 	LogPath    string
+	// JournalDir is the host directory shared as the container's journal
+	// (systemd profile); removed with the container.
+	JournalDir string `json:",omitempty"`
 	State      State
 
 	// Root is the container's directory under the daemon's data root.

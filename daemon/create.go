@@ -61,7 +61,7 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	c.Config = &cfg
 	c.HostConfig = hc
 	c.ImageID = img.ID.String()
-	c.InitSystem = p.InitSystem
+	c.InitSystem = d.chooseInitSystem(p.InitSystem, c.Config, path, p.Config.StopSignal)
 	c.Driver = d.images.Driver().Name()
 	if hc.LogConfig.Type == "json-file" {
 		c.LogPath = c.File(c.ID + "-json.log")

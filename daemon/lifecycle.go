@@ -227,6 +227,9 @@ func (d *Daemon) remove(c *container.Container, force bool) error {
 		_ = c.SaveLocked()
 		return fmt.Errorf("remove container layer: %w", err)
 	}
+	if err := removeJournal(c); err != nil {
+		slog.Error("remove container journal", "id", c.ID, "err", err)
+	}
 	if err := os.RemoveAll(c.Root); err != nil {
 		c.State.Status = container.StatusDead
 		return fmt.Errorf("remove container dir: %w", err)

@@ -106,7 +106,7 @@ func (d *Daemon) summary(c *container.Container, now time.Time, all bool, f filt
 }
 
 // ContainerInspect serves `docker inspect`.
-func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (*containertypes.InspectResponse, error) {
+func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (*backend.ContainerInspect, error) {
 	c, err := d.containers.Get(name)
 	if err != nil {
 		return nil, err
@@ -152,12 +152,14 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 	if base.Args == nil {
 		base.Args = []string{}
 	}
-	return &containertypes.InspectResponse{
-		ContainerJSONBase: base,
-		Mounts:            []containertypes.MountPoint{},
-		Config:            c.Config,
-		NetworkSettings: &containertypes.NetworkSettings{
-			Networks: map[string]*network.EndpointSettings{},
+	return &backend.ContainerInspect{
+		InspectResponse: &containertypes.InspectResponse{
+			ContainerJSONBase: base,
+			Mounts:            []containertypes.MountPoint{},
+			NetworkSettings: &containertypes.NetworkSettings{
+				Networks: map[string]*network.EndpointSettings{},
+			},
 		},
+		Config: &backend.ConfigWithInit{Config: c.Config, Init: c.InitSystem},
 	}, nil
 }

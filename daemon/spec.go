@@ -43,7 +43,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 	if hc.NetworkMode == "host" {
 		network = "host"
 	}
-	return oci.SpecOptions{
+	o := oci.SpecOptions{
 		ID:             c.ID,
 		Hostname:       hostname,
 		Rootfs:         rootfs,
@@ -69,7 +69,13 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		ShmSize:        hc.ShmSize,
 		CgroupParent:   hc.CgroupParent,
 		Mounts:         mounts,
-	}, nil
+	}
+	if c.InitSystem == initSystemd {
+		if err := d.applySystemdProfile(c, rootfs, &o); err != nil {
+			return oci.SpecOptions{}, err
+		}
+	}
+	return o, nil
 }
 
 // containerEnv is the process environment: the merged config plus what
@@ -85,6 +91,9 @@ func containerEnv(c *container.Container, hostname string) []string {
 		env = append(env, defaultPath)
 	}
 	env = append(env, "HOSTNAME="+hostname)
+	if !has["container_uuid"] {
+		env = append(env, "container_uuid="+containerUUID(c.ID))
+	}
 	if c.Config.Tty && !has["TERM"] {
 		env = append(env, "TERM=xterm")
 	}

@@ -94,6 +94,9 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 	if err != nil {
 		return nil, fmt.Errorf("build OCI spec: %w", err)
 	}
+	if c.InitSystem == initSystemd {
+		allowSystemdSyscalls(spec)
+	}
 	if err := d.applyHooks(c, spec); err != nil {
 		return nil, err
 	}
@@ -107,6 +110,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		ConsoleHeight: consoleDim(c, 0),
 		ConsoleWidth:  consoleDim(c, 1),
 		Log:           logInfo(c),
+		ConsolePTY:    c.InitSystem == initSystemd,
 	})
 	if err != nil {
 		if derr := d.driver.Delete(c.ID); derr != nil {

@@ -4,14 +4,15 @@
 # Packages come from this machine's own apt sources. The tarball is cached,
 # keyed by the package list, suite and this script; the cache path is printed.
 #
-#   hack/images/systemd.sh OUT.tar
+#   hack/images/systemd.sh [OUT.tar]
+# Without OUT.tar it only builds (or finds) the cached tarball.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 OUT.tar" >&2
+if [ $# -gt 1 ]; then
+	echo "usage: $0 [OUT.tar]" >&2
 	exit 2
 fi
-out=$1
+out=${1:-}
 packages="systemd,systemd-sysv,dbus"
 variant=minbase
 cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdengine/images"
@@ -65,7 +66,7 @@ if [ ! -s "$cached" ]; then
 	mv "$tmp/rootfs.tar" "$cached"
 fi
 
-if [ "$(realpath -m "$out")" != "$(realpath "$cached")" ]; then
+if [ -n "$out" ] && [ "$(realpath -m "$out")" != "$(realpath "$cached")" ]; then
 	cp "$cached" "$out.tmp.$$"
 	mv "$out.tmp.$$" "$out"
 fi

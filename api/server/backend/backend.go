@@ -67,7 +67,7 @@ type Containers interface {
 	ContainerWait(ctx context.Context, name string, cond containertypes.WaitCondition) (<-chan containertypes.WaitResponse, error)
 	ContainerRemove(ctx context.Context, name string, opts containertypes.RemoveOptions) error
 	ContainerList(ctx context.Context, opts ListOptions) ([]*containertypes.Summary, error)
-	ContainerInspect(ctx context.Context, name string, size bool) (*containertypes.InspectResponse, error)
+	ContainerInspect(ctx context.Context, name string, size bool) (*ContainerInspect, error)
 	ContainerLogs(ctx context.Context, name string, opts containertypes.LogsOptions, out StreamFunc) error
 	ContainerAttach(ctx context.Context, name string, cfg AttachConfig, out StreamFunc) error
 	ContainerResize(ctx context.Context, name string, height, width uint) error
@@ -75,6 +75,19 @@ type Containers interface {
 	ExecStart(ctx context.Context, id string, opts containertypes.ExecStartOptions, out StreamFunc) error
 	ExecInspect(ctx context.Context, id string) (*ExecInspect, error)
 	ExecResize(ctx context.Context, id string, height, width uint) error
+}
+
+// ContainerInspect is Docker's inspect body with Config carrying this
+// engine's Init extension ("systemd").
+type ContainerInspect struct {
+	*containertypes.InspectResponse
+	Config *ConfigWithInit
+}
+
+// ConfigWithInit is container.Config plus Config.Init.
+type ConfigWithInit struct {
+	*containertypes.Config
+	Init string `json:",omitempty"`
 }
 
 // ExecInspect is GET /exec/{id}/json.
