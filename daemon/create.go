@@ -148,6 +148,11 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if hc.VolumeDriver != "" || len(hc.VolumesFrom) > 0 {
 		return nil, errdefs.NotImplemented(fmt.Errorf("volumes are not implemented by this engine yet"))
 	}
+	if hc.Init != nil && *hc.Init && p.InitSystem == "" {
+		if _, err := findReaper(); err != nil {
+			return nil, err
+		}
+	}
 	if p.Config.StopSignal != "" {
 		if _, err := parseSignal(p.Config.StopSignal); err != nil {
 			return nil, err

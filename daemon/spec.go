@@ -75,6 +75,9 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 			return oci.SpecOptions{}, err
 		}
 	}
+	if err := applyReaper(c, &o); err != nil {
+		return oci.SpecOptions{}, err
+	}
 	return o, nil
 }
 

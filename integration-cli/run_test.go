@@ -268,3 +268,42 @@ func waitReady(t testing.TB, id string) {
 	t.Helper()
 	waitFor(t, func() bool { return strings.Contains(shared.CLI("logs", id).Stdout, "ready") })
 }
+
+// --init alone is Docker's: a reaper as PID 1 that runs the command.
+func TestInitReaper(t *testing.T) {
+	clis(t, shared, func(t *testing.T, cli func(...string) Result) {
+		r := cli("run", "--rm", "--init", "busybox", "sh", "-c", `echo $$; tr '\0' ' ' < /proc/1/cmdline; exit 6`)
+		if r.Code != 6 || strings.HasPrefix(r.Stdout, "1\n") || !strings.Contains(r.Stdout, "/sbin/docker-init -- sh") {
+			t.Fatalf("--init: %s", r)
+		}
+	})
+}
+
+func TestAttach(t *testing.T) {
+	clis(t, shared, func(t *testing.T, cli func(...string) Result) {
+		id := remember(cli("run", "-d", "busybox", "sh", "-c", "sleep 1; echo late; echo late-err >&2; exit 5").Stdout)
+		r := cli("attach", id)
+		if r.Stdout != "late\n" || r.Stderr != "late-err\n" || r.Code != 5 {
+			t.Fatalf("attach: %s", r)
+		}
+		cli("rm", id)
+	})
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "busybox.tar")
+	shared.MustCLI(t, "tag", "busybox", "it-save:rt")
+	shared.MustCLI(t, "save", "-o", f, "it-save:rt")
+	id := shared.MustCLI(t, "image", "inspect", "--format", "{{.Id}}", "it-save:rt")
+	shared.MustCLI(t, "rmi", "it-save:rt")
+	if r := shared.CLI("load", "-i", f); r.Code != 0 || !strings.Contains(r.Stdout, "it-save:rt") {
+		t.Fatalf("load of a saved image: %s", r)
+	}
+	if got := shared.MustCLI(t, "image", "inspect", "--format", "{{.Id}}", "it-save:rt"); got != id {
+		t.Fatalf("round trip changed the image ID: %s -> %s", id, got)
+	}
+	if out := shared.MustCLI(t, "run", "--rm", "it-save:rt", "echo", "saved"); out != "saved" {
+		t.Fatalf("run of the loaded image: %q", out)
+	}
+	shared.MustCLI(t, "rmi", "it-save:rt")
+}
