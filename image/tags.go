@@ -11,7 +11,6 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/sdengine/engine/pkg/atomicfile"
-	"github.com/sdengine/engine/pkg/errdefs"
 )
 
 // repositoriesFile mirrors docker's repositories.json:
@@ -118,16 +117,4 @@ func (s *Store) registerImage(raw []byte, tags []string) (*Image, error) {
 		}
 	}
 	return s.snapshot(img), nil
-}
-
-func (s *Store) normalizeTags(refs []string) ([]string, error) {
-	var out []string
-	for _, r := range refs {
-		t, err := normalizeTag(r)
-		if err != nil {
-			return nil, errdefs.InvalidParameter(err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }

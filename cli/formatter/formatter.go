@@ -106,7 +106,7 @@ func Write(out io.Writer, format, defaultTable string, headers Headers, items []
 	if err != nil {
 		return err
 	}
-	var w io.Writer = out
+	w := out
 	var tw *tabwriter.Writer
 	if table {
 		// Minimum width 10 and 3 spaces of padding give docker's column layout.

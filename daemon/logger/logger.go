@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"time"
 
+	"github.com/sdengine/engine/daemon/logger/journald"
 	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -72,17 +74,32 @@ var drivers = map[string]driver{
 			return jsonfilelog.Read(ctx, info.LogPath, opts, done, fn)
 		},
 	},
+	"journald": {
+		validate: journald.ValidateOptions,
+		create: func(info Info) (Logger, error) {
+			l, err := journald.New(journald.Container{
+				ID: info.ContainerID, Name: info.ContainerName,
+				ImageName: info.ImageName, ImageID: info.ImageID,
+				Labels: info.Labels, Env: info.Env,
+			}, info.Config)
+			if err != nil {
+				return nil, err
+			}
+			return l, nil
+		},
+		read: func(ctx context.Context, info Info, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error {
+			return journald.Read(ctx, info.ContainerID, opts, done, fn)
+		},
+	},
 }
 
-// register adds a driver; drivers call it from init.
-func register(name string, d driver) { drivers[name] = d }
-
-// Names lists the drivers this engine has.
+// Names lists the drivers this engine has, sorted.
 func Names() []string {
 	out := make([]string, 0, len(drivers))
 	for n := range drivers {
 		out = append(out, n)
 	}
+	sort.Strings(out)
 	return out
 }
 

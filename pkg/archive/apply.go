@@ -130,6 +130,7 @@ func (a *applier) entry(tr *tar.Reader, hdr *tar.Header) error {
 		if err := os.Mkdir(target, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("mkdir %q: %w", rel, err)
 		}
+	//lint:ignore SA1019 old (V7) tars still carry TypeRegA, which the reader passes through
 	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
 		if err := a.writeFile(tr, hdr, rel, target); err != nil {
 			return err

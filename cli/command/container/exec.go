@@ -39,7 +39,7 @@ func NewExecCommand(cli *command.Cli) *cobra.Command {
 			defer cancel()
 			eo := container.ExecOptions{
 				User: user, Privileged: privileged, Tty: tty, Env: envs, WorkingDir: workdir,
-				Cmd: args[1:], Detach: detach,
+				Cmd:         args[1:],
 				AttachStdin: interactive && !detach, AttachStdout: !detach, AttachStderr: !detach,
 			}
 			if tty && cli.Out().IsTerminal() {

@@ -5,44 +5,36 @@ import (
 	"fmt"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
 	"github.com/sdengine/engine/cli/command"
 	"github.com/spf13/cobra"
 )
 
 // NewStopCommand is "docker stop".
 func NewStopCommand(cli *command.Cli) *cobra.Command {
-	var timeout int
-	var signal string
-	cmd := &cobra.Command{
-		Use:   "stop [OPTIONS] CONTAINER [CONTAINER...]",
-		Short: "Stop one or more running containers",
-		Args:  command.RequiresMinArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			o := container.StopOptions{Signal: signal}
-			if cmd.Flags().Changed("time") {
-				o.Timeout = &timeout
-			}
-			return forEach(cli, args, func(ctx context.Context, n string) error {
-				return c.ContainerStop(ctx, n, o)
-			}, cmd.Context())
-		},
-	}
-	cmd.Flags().IntVarP(&timeout, "time", "t", 0, "Seconds to wait before killing the container")
-	cmd.Flags().StringVarP(&signal, "signal", "s", "", "Signal to send to the container")
-	return cmd
+	return newStopLikeCommand(cli, "stop", "Stop one or more running containers",
+		func(ctx context.Context, c *client.Client, name string, o container.StopOptions) error {
+			return c.ContainerStop(ctx, name, o)
+		})
 }
 
 // NewRestartCommand is "docker restart".
 func NewRestartCommand(cli *command.Cli) *cobra.Command {
+	return newStopLikeCommand(cli, "restart", "Restart one or more containers",
+		func(ctx context.Context, c *client.Client, name string, o container.StopOptions) error {
+			return c.ContainerRestart(ctx, name, o)
+		})
+}
+
+// newStopLikeCommand builds stop and restart, which share their flags:
+// the signal, then the seconds before SIGKILL.
+func newStopLikeCommand(cli *command.Cli, verb, short string,
+	do func(ctx context.Context, c *client.Client, name string, o container.StopOptions) error) *cobra.Command {
 	var timeout int
 	var signal string
 	cmd := &cobra.Command{
-		Use:   "restart [OPTIONS] CONTAINER [CONTAINER...]",
-		Short: "Restart one or more containers",
+		Use:   verb + " [OPTIONS] CONTAINER [CONTAINER...]",
+		Short: short,
 		Args:  command.RequiresMinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cli.Client()
@@ -54,7 +46,7 @@ func NewRestartCommand(cli *command.Cli) *cobra.Command {
 				o.Timeout = &timeout
 			}
 			return forEach(cli, args, func(ctx context.Context, n string) error {
-				return c.ContainerRestart(ctx, n, o)
+				return do(ctx, c, n, o)
 			}, cmd.Context())
 		},
 	}

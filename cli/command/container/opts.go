@@ -16,7 +16,6 @@ type containerOptions struct {
 	env, envFile, labels, labelFile []string
 	workdir, user, name, hostname   string
 	entrypoint                      string
-	entrypointSet                   bool
 	stopSignal                      string
 	stopTimeout                     int
 	interactive, tty                bool

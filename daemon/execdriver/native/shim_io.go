@@ -79,6 +79,7 @@ func (pio *procIO) afterStart() error {
 	if !pio.tty {
 		return nil
 	}
+	//lint:ignore SA1019 runc moved it to an internal package; this is the only public way to receive the pty master
 	master, err := utils.RecvFile(pio.consoleSock)
 	pio.consoleSock.Close()
 	pio.consoleSock = nil
