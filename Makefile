@@ -29,6 +29,7 @@ integration: binaries
 lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
 	$(GO) vet -tags '$(TAGS)' ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS)' ./...
 
 # Build, start dockerd on its default paths, make the busybox image, run it.
 demo:
