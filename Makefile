@@ -4,14 +4,17 @@ TAGS     := seccomp
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/sdengine/engine/daemon.GitCommit=$(COMMIT)
 
-.PHONY: all binaries bin/dockerd bin/docker test unit integration lint demo clean
+.PHONY: all binaries bin/dockerd bin/docker bin/docker-shim test unit integration lint demo clean
 
 all: binaries
 
-binaries: bin/dockerd bin/docker
+binaries: bin/dockerd bin/docker bin/docker-shim
 
 bin/dockerd:
 	CGO_ENABLED=1 $(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $@ ./cmd/dockerd
+
+bin/docker-shim:
+	CGO_ENABLED=1 $(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $@ ./cmd/docker-shim
 
 bin/docker:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $@ ./cmd/docker

@@ -144,12 +144,12 @@ func run(cfg *config.Config) error {
 	}
 	defer os.Remove(cfg.Pidfile)
 
-	self, err := os.Executable()
+	shim, err := shimBinary()
 	if err != nil {
-		return fmt.Errorf("find own binary for the shim: %w", err)
+		return err
 	}
 	ctx := context.Background()
-	d, err := daemon.New(ctx, cfg, self)
+	d, err := daemon.New(ctx, cfg, shim)
 	if err != nil {
 		return err
 	}
@@ -179,6 +179,23 @@ func run(cfg *config.Config) error {
 	srv.Close(shutdownCtx)
 	d.Shutdown(shutdownCtx)
 	return nil
+}
+
+// shimBinary finds docker-shim: beside dockerd (a build tree, /usr/bin),
+// then in /usr/libexec/docker. Without one, dockerd itself serves as the
+// shim (it has the same entry points), only slower to start containers.
+func shimBinary() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find own binary: %w", err)
+	}
+	for _, p := range []string{filepath.Join(filepath.Dir(self), "docker-shim"), "/usr/libexec/docker/docker-shim"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	slog.Warn("docker-shim not found; using dockerd itself as the shim")
+	return self, nil
 }
 
 // writePidfile refuses to start beside a live daemon that owns the file.

@@ -1,0 +1,29 @@
+// Command docker-shim is the per-container shim and libcontainer's init.
+// It is a separate binary from dockerd so that it carries only what those
+// two need: every container start and every exec runs its init path, and
+// the Go package initialisers of the whole daemon would cost tens of
+// milliseconds each time.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/opencontainers/runc/libcontainer"
+	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+
+	"github.com/sdengine/engine/daemon/execdriver/native"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "init":
+			libcontainer.Init() // never returns
+		case native.ShimCommand:
+			native.ShimMain(os.Args[2:]) // never returns
+		}
+	}
+	fmt.Fprintln(os.Stderr, "docker-shim is started by dockerd, once per container; it is not meant to be run by hand")
+	os.Exit(2)
+}
