@@ -11,6 +11,7 @@ import (
 
 	"github.com/sdengine/engine/daemon/command"
 	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/daemon/hooks"
 )
 
 func main() {
@@ -20,6 +21,8 @@ func main() {
 			libcontainer.Init() // never returns
 		case native.ShimCommand:
 			native.ShimMain(os.Args[2:]) // never returns
+		case hooks.Command:
+			hooks.Main(os.Args[2:]) // never returns
 		}
 	}
 	if err := command.New().Execute(); err != nil {

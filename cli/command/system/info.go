@@ -55,6 +55,9 @@ func NewInfoCommand(cli *command.Cli) *cobra.Command {
 	return cmd
 }
 
+// hooksField is the /info key with the daemon's number of hooks.
+const hooksField = "NumberOfDockerHooks"
+
 // extraFields returns the reply's keys that system.Info does not know.
 func extraFields(all map[string]any) map[string]any {
 	known := map[string]bool{}
@@ -130,6 +133,12 @@ func printInfo(w io.Writer, i *system.Info, extra map[string]any) {
 	p(1, "Operating System", i.OperatingSystem)
 	p(1, "OSType", i.OSType)
 	p(1, "Architecture", i.Architecture)
+	// Counted by the daemon (a client cannot see the daemon's hooks.d);
+	// absent from daemons without hooks.d support.
+	if n, ok := extra[hooksField]; ok {
+		p(1, "Number of Docker Hooks", n)
+		delete(extra, hooksField)
+	}
 	p(1, "CPUs", i.NCPU)
 	p(1, "Total Memory", units.BytesSize(float64(i.MemTotal)))
 	p(1, "Name", i.Name)
