@@ -1,0 +1,111 @@
+package journald
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The tests talk to a real systemd-journald. The host has none (PID 1 is not
+// systemd), so TestMain re-runs the test binary in a private mount namespace
+// where tmpfs covers /run and /var/log/journal, and starts journald there:
+// it binds /run/systemd/journal/socket itself and keeps its journal in
+// /run/log/journal. Everything vanishes with the namespace when the binary
+// exits; journald, the one process we start, is ended by its PID first.
+
+const nsEnv = "JOURNALD_TEST_IN_NS"
+
+const journaldBin = "/lib/systemd/systemd-journald"
+
+// haveJournald is false where the tests cannot set journald up; they skip.
+var haveJournald bool
+
+func TestMain(m *testing.M) {
+	if os.Getenv(nsEnv) == "" && os.Geteuid() == 0 && canRunJournald() {
+		cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", os.Args[0]}, os.Args[1:]...)...)
+		cmd.Env = append(os.Environ(), nsEnv+"=1")
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			os.Exit(ee.ExitCode())
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "re-exec in a mount namespace:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	var stop func()
+	if os.Getenv(nsEnv) == "1" {
+		var err error
+		if stop, err = startJournald(); err != nil {
+			fmt.Fprintln(os.Stderr, "start journald:", err)
+			os.Exit(1)
+		}
+		haveJournald = true
+	}
+	code := m.Run()
+	if stop != nil {
+		stop()
+	}
+	os.Exit(code)
+}
+
+func canRunJournald() bool {
+	if _, err := os.Stat(journaldBin); err != nil {
+		return false
+	}
+	if _, err := exec.LookPath("journalctl"); err != nil {
+		return false
+	}
+	_, err := exec.LookPath("unshare")
+	return err == nil
+}
+
+// startJournald mounts the private /run and journal directory, starts
+// journald and waits for its socket. stop ends journald and waits for it.
+func startJournald() (stop func(), err error) {
+	if err := unix.Mount("tmpfs", "/run", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=755"); err != nil {
+		return nil, fmt.Errorf("mount /run: %w", err)
+	}
+	// Hide the host's persistent journal: journalctl must see only ours,
+	// and nothing of the tests may land on the host.
+	if _, err := os.Stat("/var/log/journal"); err == nil {
+		if err := unix.Mount("tmpfs", "/var/log/journal", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=755"); err != nil {
+			return nil, fmt.Errorf("mount /var/log/journal: %w", err)
+		}
+	}
+	if err := os.MkdirAll("/run/systemd/journal", 0o755); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(journaldBin)
+	cmd.Env = append(os.Environ(), "SYSTEMD_LOG_LEVEL=warning", "SYSTEMD_LOG_TARGET=console")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	for i := 0; i < 100; i++ {
+		if checkSocket() == nil {
+			return stop, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	return nil, fmt.Errorf("journald socket did not appear")
+}
+
+func needJournald(t *testing.T) {
+	t.Helper()
+	if !haveJournald {
+		t.Skip("needs root, unshare and systemd-journald")
+	}
+}
