@@ -56,6 +56,9 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckCgroupDriver(cfg.ExecOpts); err != nil {
+		return nil, err
+	}
 	driver, err := native.New(cfg.ExecRoot, shimBinary)
 	if err != nil {
 		return nil, fmt.Errorf("exec driver: %w", err)

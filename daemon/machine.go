@@ -1,10 +1,182 @@
 package daemon
 
-import "github.com/sdengine/engine/container"
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
 
-// registerMachine tells systemd-machined about a started container.
-// (RegisterMachine: being written.) The caller holds c's lock.
-func (d *Daemon) registerMachine(c *container.Container, pid int) {}
+	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/systemd"
+)
 
-// unregisterMachine tells systemd-machined the container stopped.
-func (d *Daemon) unregisterMachine(c *container.Container) {}
+// Registration with systemd-machined (brief 3.4). The D-Bus calls run off
+// the start and exit paths, in one goroutine chain per container so that
+// an unregistration never overtakes the registration it undoes.
+
+// machineCallTimeout bounds one call to machined; a hung bus must not pile
+// up goroutines forever.
+const machineCallTimeout = 10 * time.Second
+
+var machines = struct {
+	mu sync.Mutex
+	// tail is the last queued operation per container ID, closed when done.
+	tail map[string]chan struct{}
+	// names are the machine names registered, by container ID: a renamed
+	// container is unregistered under the name it was registered with.
+	names map[string]string
+}{tail: map[string]chan struct{}{}, names: map[string]string{}}
+
+// queueMachineOp runs op after every earlier op for the same container.
+func queueMachineOp(id string, op func()) {
+	machines.mu.Lock()
+	prev := machines.tail[id]
+	done := make(chan struct{})
+	machines.tail[id] = done
+	machines.mu.Unlock()
+	go func() {
+		if prev != nil {
+			<-prev
+		}
+		op()
+		close(done)
+		machines.mu.Lock()
+		if machines.tail[id] == done {
+			delete(machines.tail, id)
+		}
+		machines.mu.Unlock()
+	}()
+}
+
+// registerMachine tells systemd-machined about a started container: name,
+// machine id (= the container's /etc/machine-id), leader pid and rootfs.
+// Only on hosts that run systemd; a failure is logged, never fatal: the
+// container may already have exited. The caller holds c's lock.
+func (d *Daemon) registerMachine(c *container.Container, pid int) {
+	if !systemd.Booted() {
+		return
+	}
+	name := systemd.MachineName(c.Name, c.ID)
+	id := systemd.MachineID(c.ID)
+	// The container has no field for its rootfs; the graph driver's Mount
+	// is idempotent and returns the merged directory the start path just
+	// mounted. Done here, not in the goroutine, so that it can never
+	// remount a rootfs that the exit path unmounted meanwhile.
+	root, err := d.images.Mount(c.ID)
+	if err != nil {
+		slog.Warn("machine registration: rootfs path", "id", c.ID, "err", err)
+		root = "/"
+	}
+	cid := c.ID
+	queueMachineOp(cid, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), machineCallTimeout)
+		defer cancel()
+		err := systemd.RegisterMachine(ctx, name, id, "docker", "container", pid, root)
+		if err != nil {
+			slog.Warn("RegisterMachine failed", "id", cid, "machine", name, "leader", pid, "err", err)
+			return
+		}
+		machines.mu.Lock()
+		machines.names[cid] = name
+		machines.mu.Unlock()
+		slog.Info("RegisterMachine", "id", cid, "machine", name, "leader", pid, "root", root)
+	})
+}
+
+// unregisterMachine tells systemd-machined the container stopped. A
+// container this daemon did not register (it started under an earlier
+// daemon) is unregistered under the name it would have had; machined not
+// knowing it is fine. The caller must not hold c's lock.
+func (d *Daemon) unregisterMachine(c *container.Container) {
+	if !systemd.Booted() {
+		return
+	}
+	c.Lock()
+	fallback := systemd.MachineName(c.Name, c.ID)
+	c.Unlock()
+	cid := c.ID
+	queueMachineOp(cid, func() {
+		machines.mu.Lock()
+		name, ok := machines.names[cid]
+		delete(machines.names, cid)
+		machines.mu.Unlock()
+		if !ok {
+			name = fallback
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), machineCallTimeout)
+		defer cancel()
+		err := systemd.UnregisterMachine(ctx, name)
+		switch {
+		case err == nil:
+			slog.Info("UnregisterMachine", "id", cid, "machine", name)
+		case errdefs.IsNotFound(err):
+			// machined already dropped it (its unit ended), or we never
+			// registered it.
+			slog.Debug("UnregisterMachine: no such machine", "id", cid, "machine", name)
+		default:
+			slog.Warn("UnregisterMachine failed", "id", cid, "machine", name, "err", err)
+		}
+	})
+}
+
+// Cgroup drivers, chosen with --exec-opt native.cgroupdriver=.
+const (
+	cgroupDriverSystemd  = "systemd"
+	cgroupDriverCgroupfs = "cgroupfs"
+)
+
+// cgroupDriver is the cgroup driver exec-opts ask for; without one it is
+// systemd on hosts that run systemd (containers become scopes under
+// machine.slice, which machined needs), cgroupfs elsewhere. Other exec-opt
+// keys are left to whoever reads them.
+func cgroupDriver(execOpts []string) (string, error) {
+	driver := ""
+	for _, o := range execOpts {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			return "", errdefs.InvalidParameter(fmt.Errorf("invalid exec-opt %q: want key=value", o))
+		}
+		if strings.ToLower(strings.TrimSpace(k)) != "native.cgroupdriver" {
+			continue
+		}
+		switch v = strings.TrimSpace(v); v {
+		case cgroupDriverSystemd, cgroupDriverCgroupfs:
+			driver = v
+		default:
+			return "", errdefs.InvalidParameter(fmt.Errorf("native.cgroupdriver option %s not supported: use systemd or cgroupfs", v))
+		}
+	}
+	if driver == "" {
+		driver = cgroupDriverCgroupfs
+		if systemd.Booted() {
+			driver = cgroupDriverSystemd
+		}
+	}
+	return driver, nil
+}
+
+// cgroupDriverName is the driver in use. An invalid exec-opt falls back to
+// the default here; checkCgroupDriver rejects it when the daemon starts.
+func (d *Daemon) cgroupDriverName() string {
+	driver, err := cgroupDriver(d.cfg.ExecOpts)
+	if err != nil {
+		driver, _ = cgroupDriver(nil)
+	}
+	return driver
+}
+
+// systemdCgroup reports whether containers get systemd scopes.
+func (d *Daemon) systemdCgroup() bool { return d.cgroupDriverName() == cgroupDriverSystemd }
+
+// CheckCgroupDriver validates the exec-opts' cgroup driver; the daemon
+// calls it at start-up so that a typo fails there and not at each run.
+func CheckCgroupDriver(execOpts []string) error {
+	driver, err := cgroupDriver(execOpts)
+	if err == nil {
+		slog.Debug("cgroup driver", "driver", driver)
+	}
+	return err
+}

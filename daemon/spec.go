@@ -68,6 +68,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		Ulimits:        hc.Ulimits,
 		ShmSize:        hc.ShmSize,
 		CgroupParent:   hc.CgroupParent,
+		SystemdCgroup:  d.systemdCgroup(),
 		Mounts:         mounts,
 	}
 	if c.InitSystem == initSystemd {

@@ -40,10 +40,19 @@ type SpecOptions struct {
 	CgroupParent                 string
 	Mounts                       []specs.Mount
 	Annotations                  map[string]string
+
+	// SystemdCgroup selects the systemd cgroup driver: the container gets
+	// its own scope, docker-<id>.scope in CgroupParent (a slice, default
+	// machine.slice), which systemd-machined ties the machine to.
+	SystemdCgroup bool
 }
 
 // DefaultCgroupParent is where containers' cgroups go (cgroupfs driver).
 const DefaultCgroupParent = "/docker"
+
+// DefaultSystemdSlice is the slice of containers' scopes (systemd driver):
+// where systemd-nspawn puts machines too.
+const DefaultSystemdSlice = "machine.slice"
 
 // cgroupNamespaceOnV1 decides whether containers get a private cgroup
 // namespace on cgroup v1 hosts too (Docker only does it on v2; libcontainer
@@ -58,6 +67,10 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	}
 	if len(o.Args) == 0 {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("no command specified"))
+	}
+	cgPath, err := cgroupsPath(o.CgroupParent, o.ID, o.SystemdCgroup)
+	if err != nil {
+		return nil, err
 	}
 	sec, err := parseSecurityOpts(o.SecurityOpt)
 	if err != nil {
@@ -102,7 +115,7 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 		Annotations: copyMap(o.Annotations),
 		Linux: &specs.Linux{
 			RootfsPropagation: "rprivate",
-			CgroupsPath:       cgroupsPath(o.CgroupParent, o.ID),
+			CgroupsPath:       cgPath,
 			Resources:         &specs.LinuxResources{},
 		},
 	}
@@ -142,14 +155,27 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	return s, nil
 }
 
-func cgroupsPath(parent, id string) string {
+// cgroupsPath is the spec's cgroupsPath: a path for cgroupfs, and
+// "slice:prefix:name" for systemd, which libcontainer turns into the unit
+// <prefix>-<name>.scope in that slice. As with Docker, a systemd parent
+// must be a slice name.
+func cgroupsPath(parent, id string, systemd bool) (string, error) {
+	if systemd {
+		if parent == "" {
+			parent = DefaultSystemdSlice
+		}
+		if !strings.HasSuffix(parent, ".slice") || strings.ContainsAny(parent, "/:") {
+			return "", errdefs.InvalidParameter(fmt.Errorf("cgroup-parent for systemd cgroup should be a valid slice named as \"xxx.slice\", not %q", parent))
+		}
+		return parent + ":docker:" + id, nil
+	}
 	if parent == "" {
 		parent = DefaultCgroupParent
 	}
 	if !strings.HasPrefix(parent, "/") {
 		parent = "/" + parent
 	}
-	return path.Join(parent, id)
+	return path.Join(parent, id), nil
 }
 
 func setNamespaces(s *specs.Spec, mode string) error {

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -72,6 +73,11 @@ type CreateOptions struct {
 	// goes to the log, apart from its stdio: systemd as PID 1 writes its
 	// boot and shutdown messages only to a console that is a tty.
 	ConsolePTY bool
+	// SystemdCgroup has systemd create the container's cgroup, as a
+	// transient scope (the systemd cgroup driver). It is implied by a
+	// spec cgroupsPath of systemd's "slice:prefix:name" form, which the
+	// cgroupfs driver cannot use.
+	SystemdCgroup bool
 }
 
 // createTimeout bounds how long we wait for the shim to report; a healthy
@@ -115,6 +121,7 @@ func (d *Driver) Create(ctx context.Context, o CreateOptions) (_ *Task, retErr e
 		ID: o.ID, Tty: o.Tty, OpenStdin: o.OpenStdin, StdinOnce: o.StdinOnce,
 		ConsoleHeight: o.ConsoleHeight, ConsoleWidth: o.ConsoleWidth,
 		Log: o.Log, ConsolePTY: o.ConsolePTY,
+		SystemdCgroup: o.SystemdCgroup || systemdCgroupsPath(o.Spec),
 	}
 	if err := writeJSONQuick(filepath.Join(dir, optionsFile), so); err != nil {
 		return nil, err
@@ -124,6 +131,12 @@ func (d *Driver) Create(ctx context.Context, o CreateOptions) (_ *Task, retErr e
 		return nil, err
 	}
 	return &Task{d: d, id: o.ID, dir: dir, pid: resp.Pid, tty: o.Tty}, nil
+}
+
+// systemdCgroupsPath reports whether the spec's cgroupsPath is in systemd's
+// "slice:prefix:name" form (exactly two colons, as specconv expects).
+func systemdCgroupsPath(s *specs.Spec) bool {
+	return s.Linux != nil && strings.Count(s.Linux.CgroupsPath, ":") == 2
 }
 
 // spawnShim starts the shim detached from us (own session, no stdio but

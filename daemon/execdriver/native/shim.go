@@ -119,7 +119,9 @@ func (s *shim) create() (retErr error) {
 			return err
 		}
 	}
-	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{CgroupName: s.id, Spec: s.spec})
+	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
+		CgroupName: s.id, UseSystemdCgroup: s.opts.SystemdCgroup, Spec: s.spec,
+	})
 	if err != nil {
 		return errdefs.InvalidParameter(fmt.Errorf("invalid container config: %w", err))
 	}

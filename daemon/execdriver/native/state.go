@@ -50,6 +50,7 @@ type shimOptions struct {
 	ConsoleWidth  uint16      `json:"consoleWidth,omitempty"`
 	Log           logger.Info `json:"log"`
 	ConsolePTY    bool        `json:"consolePTY,omitempty"`
+	SystemdCgroup bool        `json:"systemdCgroup,omitempty"`
 }
 
 // writeJSONFile replaces path durably: used for the exit status, which

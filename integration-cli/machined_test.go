@@ -1,0 +1,344 @@
+//go:build integration
+
+package integrationcli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sdengine/engine/pkg/systemd"
+)
+
+// RegisterMachine end to end (brief 3.4), against a real systemd-machined.
+
+const machinedBin = "/lib/systemd/systemd-machined"
+
+// nsDockerd is a wrapper that runs dockerd in a private mount namespace
+// with a tmpfs /run holding a real system bus and systemd-machined, and
+// /run/systemd/system, so the daemon sees a systemd host (Booted) whose
+// machined answers. Stopping the wrapper stops dockerd, then the bus.
+const nsDockerd = `#!/bin/bash
+set -e
+if [ -z "$IT_MACHINED_NS" ]; then
+	IT_MACHINED_NS=1 exec unshare --mount --propagation private "$0" "$@"
+fi
+mount -t tmpfs -o mode=755,nosuid,nodev tmpfs /run
+mkdir -p /run/dbus /run/systemd/system
+dbus-daemon --system --fork --nopidfile --print-pid=3 3>"%[1]s/dbus.pid"
+%[2]s >"%[1]s/machined.log" 2>&1 &
+machined=$!
+for i in $(seq 100); do busctl status org.freedesktop.machine1 >/dev/null 2>&1 && break; sleep 0.05; done
+%[3]s "$@" &
+daemon=$!
+trap 'kill -TERM $daemon' TERM INT
+set +e
+while kill -0 $daemon 2>/dev/null; do wait $daemon; done
+kill $machined; wait $machined
+kill "$(cat "%[1]s/dbus.pid")"
+`
+
+// startInMachinedNS starts d through nsDockerd.
+func startInMachinedNS(t *testing.T, d *Daemon) {
+	t.Helper()
+	for _, bin := range []string{machinedBin, "/usr/bin/dbus-daemon", "/usr/bin/machinectl"} {
+		if _, err := os.Stat(bin); err != nil {
+			t.Skipf("needs %s (apt-get install systemd-container dbus)", bin)
+		}
+	}
+	script := filepath.Join(d.Dir, "dockerd-ns.sh")
+	body := fmt.Sprintf(nsDockerd, d.Dir, machinedBin, dockerd)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Start runs the package's dockerd path; point it at the wrapper for
+	// this one start (the integration tests do not run in parallel).
+	real := dockerd
+	dockerd = script
+	defer func() { dockerd = real }()
+	d.Start(t)
+}
+
+// machinectlIn runs machinectl in the daemon's mount namespace.
+func machinectlIn(d *Daemon, args ...string) (string, error) {
+	args = append([]string{"-t", fmt.Sprint(d.Pid()), "-m", "machinectl", "--no-pager", "--no-legend"}, args...)
+	out, err := exec.Command("nsenter", args...).CombinedOutput()
+	return string(out), err
+}
+
+func machineListed(t *testing.T, d *Daemon, name string) bool {
+	t.Helper()
+	out, err := machinectlIn(d, "list")
+	if err != nil {
+		t.Fatalf("machinectl list: %v: %s", err, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+			return true
+		}
+	}
+	return false
+}
+
+func waitMachine(t *testing.T, d *Daemon, name string, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if machineListed(t, d, name) == want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, _ := machinectlIn(d, "list")
+	t.Fatalf("machine %s listed=%v expected; machinectl list:\n%s\ndaemon log:\n%s", name, !want, out, d.Log())
+}
+
+// mustStock runs the stock CLI (ours has no --cgroup-parent yet).
+func mustStock(t *testing.T, d *Daemon, args ...string) string {
+	t.Helper()
+	r := d.Stock(args...)
+	if r.Code != 0 {
+		t.Fatalf("docker %s: %s", strings.Join(args, " "), r)
+	}
+	return strings.TrimSpace(r.Stdout)
+}
+
+// removeCgroupDirs removes the cgroup parents the cgroupfs driver made
+// for --cgroup-parent (it removes only the container's own leaf).
+func removeCgroupDirs(t *testing.T, rel ...string) {
+	for _, r := range rel {
+		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/" + r)
+		if _, err := os.Stat("/sys/fs/cgroup/" + r); err == nil {
+			dirs = append(dirs, "/sys/fs/cgroup/"+r)
+		}
+		for _, d := range dirs {
+			if err := os.Remove(d); err != nil && !os.IsNotExist(err) {
+				t.Errorf("cgroup left behind: %s: %v", d, err)
+			}
+		}
+	}
+}
+
+// TestMachinedStandalone: a started container is registered with the
+// right name, id, class, service, leader and root, and unregistered when
+// it stops. machined wants the leader in a unit's cgroup; with no systemd1
+// here the systemd cgroup driver cannot work, so the container gets the
+// cgroupfs driver and a *.scope cgroup parent.
+func TestMachinedStandalone(t *testing.T) {
+	d := NewDaemon(t, "--exec-opt", "native.cgroupdriver=cgroupfs")
+	startInMachinedNS(t, d)
+	defer removeCgroupDirs(t, "machine.slice/it-machined.scope", "machine.slice")
+	defer d.Cleanup(t)
+	loadBusybox(t, d)
+	if drv := d.MustCLI(t, "info", "--format", "{{.CgroupDriver}}"); drv != "cgroupfs" {
+		t.Errorf("CgroupDriver %q with native.cgroupdriver=cgroupfs", drv)
+	}
+
+	long := strings.Repeat("l", 70)
+	for _, tc := range []struct{ name, machine string }{
+		{long, long[:64]},      // truncated, no panic
+		{"web_app", "web-app"}, // '_' is refused by machined: mapped
+		{"short", "short"},
+	} {
+		id := remember(mustStock(t, d, "run", "-d", "--name", tc.name,
+			"--cgroup-parent", "machine.slice/it-machined.scope", "busybox", "sleep", "60"))
+		waitMachine(t, d, tc.machine, true)
+		pid := d.MustCLI(t, "inspect", "--format", "{{.State.Pid}}", id)
+		show, err := machinectlIn(d, "show", tc.machine, "-p", "Id", "-p", "Class", "-p", "Service", "-p", "Leader", "-p", "RootDirectory", "-p", "Unit")
+		if err != nil {
+			t.Fatalf("machinectl show: %v: %s", err, show)
+		}
+		for _, want := range []string{
+			"Id=" + id[:32], "Class=container", "Service=docker", "Leader=" + pid, "Unit=it-machined.scope",
+		} {
+			if !strings.Contains(show, want+"\n") {
+				t.Errorf("%s: machinectl show lacks %q:\n%s", tc.name, want, show)
+			}
+		}
+		if !strings.Contains(show, "RootDirectory="+d.Root) || !strings.Contains(show, "/merged\n") {
+			t.Errorf("%s: root directory is not the container's rootfs:\n%s", tc.name, show)
+		}
+		d.MustCLI(t, "rm", "-f", id)
+		waitMachine(t, d, tc.machine, false)
+	}
+	// A container that exits by itself is unregistered too.
+	id := remember(mustStock(t, d, "run", "-d", "--name", "quick", "--cgroup-parent", "machine.slice/it-machined.scope", "busybox", "sh", "-c", "sleep 1"))
+	waitMachine(t, d, "quick", true)
+	d.MustCLI(t, "wait", id)
+	waitMachine(t, d, "quick", false)
+	d.MustCLI(t, "rm", id)
+
+	// machined in this namespace believes the host runs systemd, so
+	// without an exec-opt the driver defaults to systemd.
+	if strings.Contains(d.Log(), "level=WARN msg=\"RegisterMachine failed") {
+		t.Errorf("registration failures in the log:\n%s", d.Log())
+	}
+}
+
+// TestNoMachinedWithoutSystemd: on a host that does not run systemd no
+// registration is attempted and the cgroupfs driver is the default.
+func TestNoMachinedWithoutSystemd(t *testing.T) {
+	if systemd.Booted() {
+		t.Skip("the host runs systemd")
+	}
+	if drv := shared.MustCLI(t, "info", "--format", "{{.CgroupDriver}}"); drv != "cgroupfs" {
+		t.Errorf("CgroupDriver %q on a host without systemd", drv)
+	}
+	id := remember(shared.MustCLI(t, "run", "-d", "busybox", "sleep", "30"))
+	shared.MustCLI(t, "rm", "-f", id)
+	if log := shared.Log(); strings.Contains(log, "RegisterMachine") || strings.Contains(log, "UnregisterMachine") {
+		t.Errorf("machined was called on a host without systemd:\n%s", log)
+	}
+}
+
+const systemdHostImage = "it-systemd-host"
+
+// TestMachinedNestedSystemdHost is the full path (notes 4a): a Debian
+// "systemd host" booted by our engine with --init=systemd; a second engine
+// inside it, as a Delegate=yes unit, picks the systemd cgroup driver
+// (the host runs systemd), puts its container in machine.slice as
+// docker-<id>.scope and registers it; machined lists it while it runs and
+// not after it stops.
+func TestMachinedNestedSystemdHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and boots a systemd host")
+	}
+	out, err := exec.Command(repoRoot + "/hack/images/systemd-host.sh").Output()
+	if err != nil {
+		t.Skipf("systemd-host image: %v", err)
+	}
+	if !strings.Contains(shared.MustCLI(t, "images", "--format", "{{.Repository}}"), systemdHostImage) {
+		shared.MustCLI(t, "import", "-c", `CMD ["/sbin/init"]`, strings.TrimSpace(string(out)), systemdHostImage)
+	}
+	dir, err := os.MkdirTemp("/tmp", "itm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	copyFile(t, busyboxTar, filepath.Join(dir, "busybox.tar"))
+	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	host := remember(shared.MustCLI(t, "run", "-d", "--privileged", "--init=systemd",
+		"-v", filepath.Join(repoRoot, "bin")+":/sdengine/bin:ro", "-v", dir+":/itm", systemdHostImage))
+	defer func() {
+		// Halting the host stops everything inside it, the inner engine
+		// and its containers included; their mounts live and die in the
+		// host's mount namespace.
+		shared.CLI("exec", host, "systemctl", "stop", "it-dockerd.service")
+		if r := shared.CLI("rm", "-f", host); r.Code != 0 {
+			t.Errorf("rm host: %s", r)
+		}
+	}()
+	in := func(args ...string) Result { return shared.CLI(append([]string{"exec", host}, args...)...) }
+	mustIn := func(args ...string) string {
+		t.Helper()
+		r := in(args...)
+		if r.Code != 0 {
+			t.Fatalf("in host: %s: %s\nhost log:\n%s", strings.Join(args, " "), r, shared.CLI("logs", host).Stdout)
+		}
+		return strings.TrimSpace(r.Stdout)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for state := ""; state != "running" && state != "degraded"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("systemd host did not boot (%q); logs:\n%s", state, shared.CLI("logs", host).Stdout)
+		}
+		state = strings.TrimSpace(in("systemctl", "is-system-running").Stdout)
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	mustIn("systemd-run", "--unit=it-dockerd", "-p", "Delegate=yes", "-p", "KillMode=mixed",
+		"/sdengine/bin/dockerd", "-H", "unix:///run/itd.sock", "--data-root", "/itm/root",
+		"--exec-root", "/run/itd", "--pidfile", "/run/itd.pid", "--config-file", "/itm/daemon.json", "-D")
+	inner := func(args ...string) Result {
+		return in(append([]string{"/sdengine/bin/docker", "-H", "unix:///run/itd.sock"}, args...)...)
+	}
+	mustInner := func(args ...string) string {
+		t.Helper()
+		r := inner(args...)
+		if r.Code != 0 {
+			t.Fatalf("inner docker %s: %s\ninner log:\n%s", strings.Join(args, " "), r,
+				in("journalctl", "-u", "it-dockerd", "--no-pager").Stdout)
+		}
+		return strings.TrimSpace(r.Stdout)
+	}
+	for i := 0; inner("version").Code != 0; i++ {
+		if i > 200 {
+			t.Fatalf("inner dockerd did not come up: %s", in("journalctl", "-u", "it-dockerd", "--no-pager").Stdout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	defer func() {
+		if ids := strings.Fields(inner("ps", "-aq").Stdout); len(ids) > 0 {
+			inner(append([]string{"rm", "-f"}, ids...)...)
+		}
+	}()
+	if drv := mustInner("info", "--format", "{{.CgroupDriver}}"); drv != "systemd" {
+		t.Errorf("inner CgroupDriver %q on a systemd host", drv)
+	}
+	mustInner("import", "-c", `CMD ["sh"]`, "/itm/busybox.tar", "busybox")
+
+	id := mustInner("run", "-d", "--name", "inner_web", "busybox", "sleep", "60")
+	listed := func() bool {
+		for _, l := range strings.Split(mustIn("machinectl", "list", "--no-legend", "--no-pager"), "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == "inner-web" {
+				return true
+			}
+		}
+		return false
+	}
+	waitUntil := func(want bool) {
+		t.Helper()
+		for i := 0; listed() != want; i++ {
+			if i > 200 {
+				t.Fatalf("machine inner-web listed=%v, want %v\n%s", !want, want,
+					in("journalctl", "-u", "it-dockerd", "--no-pager").Stdout)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitUntil(true)
+	show := mustIn("machinectl", "show", "inner-web", "-p", "Id", "-p", "Class", "-p", "Unit", "-p", "Leader")
+	t.Logf("machinectl show inner-web:\n%s", show)
+	pid := mustInner("inspect", "--format", "{{.State.Pid}}", id)
+	for _, want := range []string{"Id=" + id[:32], "Class=container", "Unit=docker-" + id + ".scope", "Leader=" + pid} {
+		if !strings.Contains(show+"\n", want+"\n") {
+			t.Errorf("machinectl show lacks %q:\n%s", want, show)
+		}
+	}
+	if cg := mustIn("cat", "/proc/"+pid+"/cgroup"); !strings.Contains(cg, "/machine.slice/docker-"+id+".scope") {
+		t.Errorf("container not in its machine.slice scope:\n%s", cg)
+	}
+	mustInner("stop", "-t", "1", id)
+	waitUntil(false)
+	if st := mustIn("systemctl", "show", "-P", "ActiveState", "docker-"+id+".scope"); st == "active" {
+		t.Errorf("scope still active after stop")
+	}
+	mustInner("rm", id)
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
