@@ -101,6 +101,7 @@ func NewRootCommand(c *command.Cli) *cobra.Command {
 		group("system", "Manage Docker", system.NewInfoCommand(c)),
 	)
 	disableFlagsInUseLine(root)
+	addCompletions(c, root)
 	return root
 }
 
