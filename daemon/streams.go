@@ -47,9 +47,13 @@ func (d *Daemon) ContainerLogs(ctx context.Context, name string, opts containert
 	if ro.Until, err = timeutil.Parse(opts.Until, now); err != nil {
 		return err
 	}
-	_, stdout, stderr, err := out(tty)
+	streamEnd, stdout, stderr, err := out(tty)
 	if err != nil {
 		return err
+	}
+	if streamEnd != nil {
+		// Flushes what the stream still buffers.
+		defer streamEnd.Close()
 	}
 	done := exited
 	if !ro.Follow {

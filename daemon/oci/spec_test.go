@@ -3,6 +3,7 @@ package oci
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -248,5 +249,23 @@ func BenchmarkBuild(b *testing.B) {
 		if _, err := Build(o); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestDefaultSeccompLeavesOutX32(t *testing.T) {
+	s, err := Build(SpecOptions{ID: "x32test", Rootfs: "/", Args: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Linux.Seccomp == nil {
+		t.Fatal("no seccomp profile")
+	}
+	for _, a := range s.Linux.Seccomp.Architectures {
+		if a == specs.ArchX32 {
+			t.Fatalf("x32 in %v", s.Linux.Seccomp.Architectures)
+		}
+	}
+	if runtime.GOARCH == "amd64" && len(s.Linux.Seccomp.Architectures) != 2 {
+		t.Fatalf("want x86_64 and x86, got %v", s.Linux.Seccomp.Architectures)
 	}
 }

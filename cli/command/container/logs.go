@@ -2,10 +2,12 @@ package container
 
 import (
 	"io"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/sdengine/engine/cli/command"
+	"github.com/sdengine/engine/pkg/delayflush"
 	"github.com/spf13/cobra"
 )
 
@@ -33,10 +35,16 @@ func NewLogsCommand(cli *command.Cli) *cobra.Command {
 				return err
 			}
 			defer rc.Close()
+			// Many small frames: write them out in batches, soon enough
+			// for -f to look live.
+			out := delayflush.New(cli.Out(), 64*1024, 20*time.Millisecond, nil)
+			errOut := delayflush.New(cli.Err(), 16*1024, 20*time.Millisecond, nil)
+			defer errOut.Close()
+			defer out.Close()
 			if info.Config.Tty {
-				_, err = io.Copy(cli.Out(), rc)
+				_, err = io.Copy(out, rc)
 			} else {
-				_, err = stdcopy.StdCopy(cli.Out(), cli.Err(), rc)
+				_, err = stdcopy.StdCopy(out, errOut, rc)
 			}
 			return err
 		},

@@ -129,10 +129,13 @@ func (r *reader) drain() error {
 
 func (r *reader) deliver(line []byte) error {
 	r.e = entry{}
-	if err := json.Unmarshal(line, &r.e); err != nil {
-		// A corrupt line (e.g. after a crash mid-write) must not hide the rest.
-		slog.Warn("skipping corrupt json-file log line", "path", r.path, "err", err)
-		return nil
+	if !decodeFast(line, &r.e) {
+		// Not our writer's exact shape: let encoding/json judge it.
+		if err := json.Unmarshal(line, &r.e); err != nil {
+			// A corrupt line (e.g. after a crash mid-write) must not hide the rest.
+			slog.Warn("skipping corrupt json-file log line", "path", r.path, "err", err)
+			return nil
+		}
 	}
 	if !r.opts.Since.IsZero() && r.e.Time.Before(r.opts.Since) {
 		return nil

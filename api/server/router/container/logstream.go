@@ -3,12 +3,20 @@ package container
 import (
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/sdengine/engine/pkg/delayflush"
 )
 
+// logFlushDelay bounds how long a written log line may wait in the buffer:
+// `logs -f` stays live, while a large `logs` goes out in big writes
+// instead of one syscall per line.
+const logFlushDelay = 20 * time.Millisecond
+
 // logStreams starts a plain streamed response for /logs and returns the
-// writers for each stream. Every write is flushed so `logs -f` is live.
+// writers for each stream; closing the first value flushes what is left.
 func logStreams(w http.ResponseWriter, _ *http.Request, tty bool) (io.ReadCloser, io.Writer, io.Writer, error) {
 	if tty {
 		w.Header().Set("Content-Type", "application/vnd.docker.raw-stream")
@@ -16,24 +24,23 @@ func logStreams(w http.ResponseWriter, _ *http.Request, tty bool) (io.ReadCloser
 		w.Header().Set("Content-Type", "application/vnd.docker.multiplexed-stream")
 	}
 	w.WriteHeader(http.StatusOK)
-	fw := &flushWriter{w: w}
-	fw.flush()
+	flusher, _ := w.(http.Flusher)
+	after := func() {}
+	if flusher != nil {
+		after = flusher.Flush
+		flusher.Flush()
+	}
+	fw := delayflush.New(w, 64*1024, logFlushDelay, after)
+	end := streamEnd{fw}
 	if tty {
-		return nil, fw, fw, nil
+		return end, fw, fw, nil
 	}
-	return nil, stdcopy.NewStdWriter(fw, stdcopy.Stdout), stdcopy.NewStdWriter(fw, stdcopy.Stderr), nil
+	return end, stdcopy.NewStdWriter(fw, stdcopy.Stdout), stdcopy.NewStdWriter(fw, stdcopy.Stderr), nil
 }
 
-type flushWriter struct{ w http.ResponseWriter }
+// streamEnd is the "stdin" of a logs stream: there is none to read, and
+// closing it flushes the output.
+type streamEnd struct{ w *delayflush.Writer }
 
-func (f *flushWriter) flush() {
-	if fl, ok := f.w.(http.Flusher); ok {
-		fl.Flush()
-	}
-}
-
-func (f *flushWriter) Write(p []byte) (int, error) {
-	n, err := f.w.Write(p)
-	f.flush()
-	return n, err
-}
+func (streamEnd) Read([]byte) (int, error) { return 0, io.EOF }
+func (s streamEnd) Close() error           { return s.w.Close() }
