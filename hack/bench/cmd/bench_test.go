@@ -1,0 +1,213 @@
+package main
+
+import (
+	"archive/tar"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSummarise(t *testing.T) {
+	s := summarise([]float64{5, 1, 3, 2, 4})
+	if s.Min != 1 || s.Median != 3 || s.P95 != 5 || s.N != 5 {
+		t.Fatalf("got %+v", s)
+	}
+	s = summarise([]float64{4, 1, 3, 2})
+	if s.Median != 2.5 || s.P95 != 4 {
+		t.Fatalf("even count: got %+v", s)
+	}
+	var v []float64
+	for i := 1; i <= 100; i++ {
+		v = append(v, float64(i))
+	}
+	if s := summarise(v); s.P95 != 95 {
+		t.Fatalf("p95 of 1..100 = %v, want 95", s.P95)
+	}
+	if !math.IsNaN(ratio(1, 0)) || ratio(1, 4) != 0.25 {
+		t.Fatal("ratio")
+	}
+}
+
+func TestResultsRatio(t *testing.T) {
+	rs := newResults()
+	rs.define("x", "x", "ms", "lower", "")
+	for _, v := range []float64{10, 20, 30} {
+		rs.add("x", "ours", v)
+		rs.add("x", "docker", 2*v)
+	}
+	rs.fail("x", "podman", io.EOF)
+	out := rs.finish([]string{"ours", "docker", "podman"})
+	if got := out[0].Ratio["docker"]; got != 0.5 {
+		t.Fatalf("ratio to docker = %v", got)
+	}
+	if _, ok := out[0].Ratio["podman"]; ok {
+		t.Fatal("ratio to a failed peer")
+	}
+	md := (&Report{Results: out, Engines: map[string]string{}}).markdown([]string{"ours", "docker", "podman"})
+	if !strings.Contains(md, "| 20.0 (10.0–30.0) [3] | 40.0 (20.0–60.0) [3] | n/a [1] | 0.50 | – |") {
+		t.Fatalf("table row missing:\n%s", md)
+	}
+	if _, err := json.Marshal(out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSplitRule(t *testing.T) {
+	got := splitRule(`-A NETAVARK_FORWARD -d 10.214.0.0/24 -m comment --comment "netavark firewall \"x\"" -j ACCEPT`)
+	want := []string{"-A", "NETAVARK_FORWARD", "-d", "10.214.0.0/24", "-m", "comment", "--comment", `netavark firewall "x"`, "-j", "ACCEPT"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestIptUndo(t *testing.T) {
+	before := "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:MINE - [0:0]\n-A FORWARD -j MINE\nCOMMIT\n"
+	after := "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:MINE - [0:0]\n:NETAVARK_FORWARD - [0:0]\n:OTHER - [0:0]\n" +
+		"-A FORWARD -j MINE\n-A FORWARD -m comment --comment \"netavark firewall plugin rules\" -j NETAVARK_FORWARD\n" +
+		"-A NETAVARK_FORWARD -d 10.214.0.0/24 -j ACCEPT\n-A OTHER -j ACCEPT\nCOMMIT\n"
+	got := iptUndo(before, after)
+	want := [][]string{
+		{"-t", "filter", "-D", "FORWARD", "-m", "comment", "--comment", "netavark firewall plugin rules", "-j", "NETAVARK_FORWARD"},
+		{"-t", "filter", "-D", "NETAVARK_FORWARD", "-d", "10.214.0.0/24", "-j", "ACCEPT"},
+		{"-t", "filter", "-F", "NETAVARK_FORWARD"},
+		{"-t", "filter", "-X", "NETAVARK_FORWARD"},
+		{"-t", "filter", "-P", "FORWARD", "ACCEPT"},
+	}
+	// OTHER is someone else's (no marker): left alone.
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestUnescapeMount(t *testing.T) {
+	if got := unescapeMount(`/a\040b\134c`); got != `/a b\c` {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// The load image must be a valid `docker save` archive whose diff IDs are
+// the layers' digests and whose content does not compress.
+func TestMakeBigImage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "img.tar")
+	size, err := makeBigImage(path, 2, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size < 2<<20 {
+		t.Fatalf("size %d", size)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = b
+	}
+	var manifest []struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
+		t.Fatal(err)
+	}
+	if len(manifest) != 1 || manifest[0].RepoTags[0] != bigImageRef || len(manifest[0].Layers) != 2 {
+		t.Fatalf("manifest %+v", manifest)
+	}
+	var cfg struct {
+		RootFS struct {
+			DiffIDs []string `json:"diff_ids"`
+		} `json:"rootfs"`
+	}
+	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var payloads [][]byte
+	for i, l := range manifest[0].Layers {
+		sum := sha256.Sum256(files[l])
+		if cfg.RootFS.DiffIDs[i] != "sha256:"+hex.EncodeToString(sum[:]) {
+			t.Fatalf("layer %d diff id mismatch", i)
+		}
+		lr := tar.NewReader(strings.NewReader(string(files[l])))
+		if _, err := lr.Next(); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(lr)
+		payloads = append(payloads, b)
+	}
+	if string(payloads[0]) == string(payloads[1]) {
+		t.Fatal("layers share content; an engine could dedup them")
+	}
+	zeros := 0
+	for _, c := range payloads[0] {
+		if c == 0 {
+			zeros++
+		}
+	}
+	if zeros > len(payloads[0])/100 {
+		t.Fatalf("%d zero bytes of %d: not random", zeros, len(payloads[0]))
+	}
+}
+
+// The memory figures read real /proc entries: this process must show up
+// with a non-zero RSS and PSS.
+func TestProcMemory(t *testing.T) {
+	self := os.Getpid()
+	found := false
+	for _, p := range listProcs() {
+		if p.pid == self {
+			found = p.ppid == os.Getppid() && len(p.argv) > 0
+		}
+	}
+	if !found {
+		t.Fatal("own process not listed correctly")
+	}
+	if rssKiB(self) <= 0 || pssKiB(self) <= 0 {
+		t.Fatalf("rss %d pss %d", rssKiB(self), pssKiB(self))
+	}
+	if rssKiB(1<<30) != 0 {
+		t.Fatal("rss of a missing pid")
+	}
+}
+
+func TestParsePhases(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	log := `time=x level=DEBUG msg="container created by the exec driver" id=a took=10ms
+time=x level=DEBUG msg="container created by the exec driver" id=b took=30ms
+time=x level=DEBUG msg=pulled took=1.5s
+time=x level=INFO msg="no timing"
+`
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := parsePhases(path)
+	if s := p["container created by the exec driver"]; s.N != 2 || s.Median != 20 {
+		t.Fatalf("got %+v", p)
+	}
+	if s := p["pulled"]; s.N != 1 || s.Median != float64(1500*time.Millisecond/time.Millisecond) {
+		t.Fatalf("got %+v", p)
+	}
+}
