@@ -142,7 +142,8 @@ func memFile(name string, data []byte) (*os.File, error) {
 	}
 	f := os.NewFile(uintptr(fd), name)
 	if len(data) > 0 {
-		if _, err := f.Write(data); err == nil {
+		_, err := f.Write(data)
+		if err == nil {
 			_, err = f.Seek(0, io.SeekStart)
 		}
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -150,9 +149,6 @@ func tail(path string) string {
 	}
 	return string(b)
 }
-
-// discard is an io.Writer sink shared by measurements that only need EOF.
-var discard io.Writer = io.Discard
 
 // forceRemove removes containers without waiting for a stop timeout
 // (Podman's `rm -f` first waits 10 s for SIGTERM, which `sleep` as PID 1
