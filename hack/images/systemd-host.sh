@@ -1,75 +1,9 @@
 #!/usr/bin/env bash
-# Build a slim Debian rootfs tarball for a nested "systemd host": systemd,
-# systemd-sysv, dbus and systemd-container (machined, machinectl), for tests
-# that run a second engine inside a booted systemd and watch it register its
-# containers with machined (brief 3.4; notes section 4a).
-# Packages come from this machine's own apt sources. The tarball is cached,
-# keyed by the package list, suite and this script; the cache path is printed.
+# The systemd image plus systemd-container (machined, machinectl): a nested
+# "systemd host" for tests that run a second engine inside a booted systemd
+# and watch it register its containers with machined (brief 3.4; notes
+# section 4a). Cached like the systemd image; prints the tarball's path.
 #
 #   hack/images/systemd-host.sh [OUT.tar]
-# Without OUT.tar it only builds (or finds) the cached tarball.
 set -euo pipefail
-
-if [ $# -gt 1 ]; then
-	echo "usage: $0 [OUT.tar]" >&2
-	exit 2
-fi
-out=${1:-}
-packages="systemd,systemd-sysv,dbus,systemd-container"
-variant=minbase
-cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdengine/images"
-mkdir -p "$cache_dir"
-
-# shellcheck disable=SC1091
-suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-if [ -z "$suite" ]; then
-	echo "$0: no VERSION_CODENAME in /etc/os-release" >&2
-	exit 1
-fi
-arch=$(dpkg --print-architecture)
-key=$( { cat "$0"; echo "$packages $variant $suite $arch"; } | sha256sum | cut -c1-16)
-cached="$cache_dir/systemd-host-$suite-$arch-$key.tar"
-
-if [ ! -s "$cached" ]; then
-	if ! command -v mmdebstrap >/dev/null; then
-		apt-get install -y mmdebstrap >&2
-	fi
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
-
-	# Without a MIRROR argument mmdebstrap falls back to a public default;
-	# passing existing sources files makes it paste them into the chroot, so
-	# the build uses exactly the apt sources this machine is configured with.
-	sources=()
-	[ -s /etc/apt/sources.list ] && sources+=(/etc/apt/sources.list)
-	for f in /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-		[ -s "$f" ] && sources+=("$f")
-	done
-	if [ ${#sources[@]} -eq 0 ]; then
-		echo "$0: no apt sources configured" >&2
-		exit 1
-	fi
-
-	# The merged-usr hook installs usr-is-merged with the essential set;
-	# otherwise apt satisfies init-system-helpers' "usrmerge | usr-is-merged"
-	# with usrmerge, which drags in full perl (~30 MB).
-	mmdebstrap --variant="$variant" --include="$packages" \
-		--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
-		--dpkgopt='path-exclude=/usr/share/man/*' \
-		--dpkgopt='path-exclude=/usr/share/doc/*' \
-		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
-		--dpkgopt='path-exclude=/usr/share/info/*' \
-		--dpkgopt='path-exclude=/usr/share/locale/*' \
-		--dpkgopt='path-exclude=/usr/share/lintian/*' \
-		--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/cache/debconf/*-old "$1"/var/log/*.log "$1"/var/log/apt/*' \
-		--customize-hook='rm -f "$1/etc/hostname" "$1/etc/resolv.conf"' \
-		--customize-hook=': > "$1/etc/machine-id"' \
-		"$suite" "$tmp/rootfs.tar" "${sources[@]}" >&2
-	mv "$tmp/rootfs.tar" "$cached"
-fi
-
-if [ -n "$out" ] && [ "$(realpath -m "$out")" != "$(realpath "$cached")" ]; then
-	cp "$cached" "$out.tmp.$$"
-	mv "$out.tmp.$$" "$out"
-fi
-echo "$cached"
+IMAGE_NAME=systemd-host EXTRA_PACKAGES=systemd-container exec "$(dirname "$0")/systemd.sh" "$@"

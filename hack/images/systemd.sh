@@ -5,6 +5,8 @@
 # keyed by the package list, suite and this script; the cache path is printed.
 #
 #   hack/images/systemd.sh [OUT.tar]
+# IMAGE_NAME and EXTRA_PACKAGES (comma-separated) make variants of it:
+# hack/images/systemd-host.sh is one.
 # Without OUT.tar it only builds (or finds) the cached tarball.
 set -euo pipefail
 
@@ -13,7 +15,8 @@ if [ $# -gt 1 ]; then
 	exit 2
 fi
 out=${1:-}
-packages="systemd,systemd-sysv,dbus"
+name=${IMAGE_NAME:-systemd}
+packages="systemd,systemd-sysv,dbus${EXTRA_PACKAGES:+,$EXTRA_PACKAGES}"
 variant=minbase
 cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdengine/images"
 mkdir -p "$cache_dir"
@@ -26,7 +29,7 @@ if [ -z "$suite" ]; then
 fi
 arch=$(dpkg --print-architecture)
 key=$( { cat "$0"; echo "$packages $variant $suite $arch"; } | sha256sum | cut -c1-16)
-cached="$cache_dir/systemd-$suite-$arch-$key.tar"
+cached="$cache_dir/$name-$suite-$arch-$key.tar"
 
 if [ ! -s "$cached" ]; then
 	if ! command -v mmdebstrap >/dev/null; then
