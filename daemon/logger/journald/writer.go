@@ -11,6 +11,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/journal"
 
+	"github.com/sdengine/engine/daemon/logger/linebuf"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -19,8 +20,8 @@ import (
 // so tests can point it elsewhere.
 var socketPath = "/run/systemd/journal/socket"
 
-// maxLine is where a line without '\n' is cut into an entry of its own
-// (marked partial), as Docker does, so a process that never prints a newline
+// maxLine (counting the newline) is where a line is cut into entries of
+// their own (marked partial), as Docker does, so a process that never prints a newline
 // cannot make us buffer without bound.
 const maxLine = 16 * 1024
 
@@ -116,60 +117,35 @@ func (l *Logger) StreamWriter(stream string) io.WriteCloser {
 	if stream == "stderr" {
 		prio = priorityStderr
 	}
-	return &streamWriter{l: l, prio: prio}
+	return &streamWriter{l: l, prio: prio, lines: linebuf.New(maxLine)}
 }
 
 type streamWriter struct {
-	mu      sync.Mutex
-	l       *Logger
-	prio    journal.Priority
-	pending []byte // unterminated line carried over between writes
+	mu    sync.Mutex
+	l     *Logger
+	prio  journal.Priority
+	lines *linebuf.Splitter
+}
+
+// sendEntry sends one entry; an entry without its newline was cut at the
+// limit or is the stream's unterminated end, and is marked partial.
+func (s *streamWriter) sendEntry(entry []byte) error {
+	line, complete := bytes.CutSuffix(entry, []byte("\n"))
+	return s.l.send(line, s.prio, !complete)
 }
 
 func (s *streamWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := len(p)
 	var firstErr error
-	keep := func(err error) {
-		if firstErr == nil {
+	s.lines.Split(p, func(entry []byte) {
+		if err := s.sendEntry(entry); err != nil && firstErr == nil {
 			firstErr = err
 		}
-	}
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			room := maxLine - len(s.pending)
-			if len(p) < room {
-				s.pending = append(s.pending, p...)
-				break
-			}
-			s.pending = append(s.pending, p[:room]...)
-			p = p[room:]
-			keep(s.l.send(s.pending, s.prio, true))
-			s.pending = s.pending[:0]
-			continue
-		}
-		line := p[:i]
-		p = p[i+1:]
-		if len(s.pending) == 0 && len(line) <= maxLine {
-			keep(s.l.send(line, s.prio, false)) // common case: no copy
-			continue
-		}
-		s.pending = append(s.pending, line...)
-		for len(s.pending) > maxLine {
-			keep(s.l.send(s.pending[:maxLine], s.prio, true))
-			s.pending = s.pending[maxLine:]
-		}
-		keep(s.l.send(s.pending, s.prio, false))
-		s.pending = s.pending[:0]
-	}
+	})
 	// The whole of p is consumed either way: an entry journald refused is
 	// not retried, or the container's output would be duplicated.
-	if firstErr != nil {
-		return n, firstErr
-	}
-	return n, nil
+	return len(p), firstErr
 }
 
 // Close sends a pending unterminated last line, marked partial; it does not
@@ -177,10 +153,7 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 func (s *streamWriter) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pending) == 0 {
-		return nil
-	}
-	err := s.l.send(s.pending, s.prio, true)
-	s.pending = s.pending[:0]
+	var err error
+	s.lines.Flush(func(entry []byte) { err = s.sendEntry(entry) })
 	return err
 }

@@ -4,7 +4,6 @@
 package jsonfilelog
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/docker/go-units"
 
+	"github.com/sdengine/engine/daemon/logger/linebuf"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -217,58 +217,30 @@ const maxPartial = 16 * 1024
 // StreamWriter returns an io.WriteCloser that turns an arbitrary byte stream
 // (a container's stdout or stderr) into entries, one per line.
 func (w *Writer) StreamWriter(stream string) io.WriteCloser {
-	return &streamWriter{w: w, stream: stream}
+	return &streamWriter{w: w, stream: stream, lines: linebuf.New(maxPartial)}
 }
 
 type streamWriter struct {
-	mu      sync.Mutex
-	w       *Writer
-	stream  string
-	pending []byte // unterminated line carried over between writes
-	enc     []byte // entries encoded by the current Write
-	ends    []int
+	mu     sync.Mutex
+	w      *Writer
+	stream string
+	lines  *linebuf.Splitter
+	enc    []byte // entries encoded by the current Write
+	ends   []int
 }
 
 func (s *streamWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := len(p)
 	now := time.Now()
 	s.enc, s.ends = s.enc[:0], s.ends[:0]
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			room := maxPartial - len(s.pending)
-			if len(p) < room {
-				s.pending = append(s.pending, p...)
-				break
-			}
-			s.pending = append(s.pending, p[:room]...)
-			p = p[room:]
-			s.add(s.pending, now)
-			s.pending = s.pending[:0]
-			continue
-		}
-		line := p[:i+1]
-		p = p[i+1:]
-		if len(s.pending) == 0 && len(line) <= maxPartial {
-			s.add(line, now) // common case: no copy into pending
-			continue
-		}
-		s.pending = append(s.pending, line...)
-		for len(s.pending) > maxPartial {
-			s.add(s.pending[:maxPartial], now)
-			s.pending = s.pending[maxPartial:]
-		}
-		s.add(s.pending, now)
-		s.pending = s.pending[:0]
-	}
+	s.lines.Split(p, func(entry []byte) { s.add(entry, now) })
 	if len(s.ends) > 0 {
 		if err := s.w.writeEncoded(s.enc, s.ends); err != nil {
 			return 0, err
 		}
 	}
-	return n, nil
+	return len(p), nil
 }
 
 func (s *streamWriter) add(line []byte, t time.Time) {
@@ -281,10 +253,7 @@ func (s *streamWriter) add(line []byte, t time.Time) {
 func (s *streamWriter) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pending) == 0 {
-		return nil
-	}
-	err := s.w.WriteMessage(s.stream, s.pending, time.Now())
-	s.pending = s.pending[:0]
+	var err error
+	s.lines.Flush(func(entry []byte) { err = s.w.WriteMessage(s.stream, entry, time.Now()) })
 	return err
 }
