@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/seccomp"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
@@ -42,6 +43,11 @@ type Driver struct {
 
 // New prepares execRoot and returns a driver that spawns shimBinary.
 func New(execRoot, shimBinary string) (*Driver, error) {
+	if !seccomp.Enabled {
+		// Containers would otherwise fail at start, one by one, or worse run
+		// without the default profile: refuse to begin at all.
+		return nil, errors.New("this binary was built without seccomp support: build it with `-tags seccomp` (as `make` does)")
+	}
 	d := &Driver{
 		execRoot:   execRoot,
 		shimBinary: shimBinary,
