@@ -14,6 +14,7 @@ import (
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/signal"
 	"github.com/sdengine/engine/runconfig"
 )
 
@@ -154,7 +155,7 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 		}
 	}
 	if p.Config.StopSignal != "" {
-		if _, err := parseSignal(p.Config.StopSignal); err != nil {
+		if _, err := signal.Parse(p.Config.StopSignal); err != nil {
 			return nil, err
 		}
 	}

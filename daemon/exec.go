@@ -15,6 +15,7 @@ import (
 	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/runconfig"
 )
 
 // execConfig is one `docker exec` instance.
@@ -97,7 +98,7 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 	if hostname == "" {
 		hostname = c.ShortID()
 	}
-	env := append(containerEnv(c, hostname), e.opts.Env...)
+	env := runconfig.MergeEnv(containerEnv(c, hostname), e.opts.Env)
 	c.Unlock()
 	rootfs, err := d.images.Mount(c.ID)
 	if err != nil {

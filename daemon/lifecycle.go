@@ -17,10 +17,6 @@ import (
 
 const defaultStopTimeout = 10
 
-func parseSignal(s string) (syscall.Signal, error) {
-	return signal.Parse(s)
-}
-
 // stopSignal is what `docker stop` sends first: the user's, the image's,
 // the init profile's, or SIGTERM.
 func stopSignal(c *container.Container) syscall.Signal {

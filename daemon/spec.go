@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
@@ -13,8 +14,6 @@ import (
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
-
-const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // specOptions gathers what the OCI spec needs from the container's record.
 // The caller holds the container's lock.
@@ -82,26 +81,15 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 	return o, nil
 }
 
-// containerEnv is the process environment: the merged config plus what
-// Docker always adds.
+// containerEnv is the process environment (of the container's process and
+// of its execs): the merged config, container_uuid (brief 3.1; the user's
+// value wins), and what Docker always adds.
 func containerEnv(c *container.Container, hostname string) []string {
-	env := make([]string, 0, len(c.Config.Env)+4)
-	has := map[string]bool{}
-	for _, kv := range c.Config.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		has[k] = true
+	env := c.Config.Env
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "container_uuid=") }) {
+		env = append([]string{"container_uuid=" + containerUUID(c.ID)}, env...)
 	}
-	if !has["PATH"] {
-		env = append(env, defaultPath)
-	}
-	env = append(env, "HOSTNAME="+hostname)
-	if !has["container_uuid"] {
-		env = append(env, "container_uuid="+containerUUID(c.ID))
-	}
-	if c.Config.Tty && !has["TERM"] {
-		env = append(env, "TERM=xterm")
-	}
-	return append(env, c.Config.Env...)
+	return oci.DefaultEnv(env, hostname, c.Config.Tty)
 }
 
 // ensureDir makes dir inside rootfs without following a symlink out of it.

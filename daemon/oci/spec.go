@@ -97,7 +97,7 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 		Process: &specs.Process{
 			Terminal: o.Tty,
 			Args:     append([]string(nil), o.Args...),
-			Env:      defaultEnv(o.Env, o.Hostname, o.Tty),
+			Env:      DefaultEnv(o.Env, o.Hostname, o.Tty),
 			Cwd:      cwd,
 			User: specs.User{
 				UID:            o.UID,
@@ -259,9 +259,10 @@ func rlimits(ul []*units.Ulimit) ([]specs.POSIXRlimit, error) {
 	return out, nil
 }
 
-// defaultEnv adds what Docker always puts in a container's environment
+// DefaultEnv adds what Docker always puts in a container's environment
 // when the image and the user did not: PATH, HOSTNAME and, with a tty, TERM.
-func defaultEnv(env []string, hostname string, tty bool) []string {
+// It is idempotent; the daemon also uses it for exec'd processes.
+func DefaultEnv(env []string, hostname string, tty bool) []string {
 	out := make([]string, 0, len(env)+3)
 	has := func(k string) bool {
 		for _, e := range env {
