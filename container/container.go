@@ -36,7 +36,10 @@ type Container struct {
 	// InitSystem is the `Config.Init` extension: "systemd" boots an init.
 	InitSystem string
 	Driver     string
-	LogPath    string
+	// BaseFS is the mounted rootfs while the container runs; it stays
+	// valid across daemon restarts (the mount outlives the daemon).
+	BaseFS  string `json:",omitempty"`
+	LogPath string
 	// JournalDir is the host directory shared as the container's journal
 	// (systemd profile); removed with the container.
 	JournalDir string `json:",omitempty"`

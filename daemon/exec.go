@@ -99,10 +99,13 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 		hostname = c.ShortID()
 	}
 	env := runconfig.MergeEnv(containerEnv(c, hostname), e.opts.Env)
+	rootfs := c.BaseFS
 	c.Unlock()
-	rootfs, err := d.images.Mount(c.ID)
-	if err != nil {
-		return err
+	if rootfs == "" {
+		// A record written before BaseFS existed: the mount is idempotent.
+		if rootfs, err = d.images.Mount(c.ID); err != nil {
+			return err
+		}
 	}
 	uid, gid, groups, err := oci.ResolveUser(rootfs, user)
 	if err != nil {

@@ -61,13 +61,9 @@ func (d *Daemon) registerMachine(c *container.Container, pid int) {
 	}
 	name := systemd.MachineName(c.Name, c.ID)
 	id := systemd.MachineID(c.ID)
-	// The container has no field for its rootfs; the graph driver's Mount
-	// is idempotent and returns the merged directory the start path just
-	// mounted. Done here, not in the goroutine, so that it can never
-	// remount a rootfs that the exit path unmounted meanwhile.
-	root, err := d.images.Mount(c.ID)
-	if err != nil {
-		slog.Warn("machine registration: rootfs path", "id", c.ID, "err", err)
+	// Read here, under the caller's lock, not in the goroutine.
+	root := c.BaseFS
+	if root == "" {
 		root = "/"
 	}
 	cid := c.ID

@@ -79,8 +79,10 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 	if err != nil {
 		return nil, fmt.Errorf("mount container rootfs: %w", err)
 	}
+	c.BaseFS = rootfs
 	defer func() {
 		if retErr != nil {
+			c.BaseFS = ""
 			if err := d.images.Unmount(c.ID); err != nil {
 				slog.Error("unmount after failed start", "id", c.ID, "err", err)
 			}
@@ -169,6 +171,7 @@ func (d *Daemon) handleExit(c *container.Container, st native.ExitStatus, errMsg
 	}
 	c.Lock()
 	c.State.SetExited(st.Code, st.ExitedAt, st.OOMKilled, errMsg)
+	c.BaseFS = ""
 	if err := c.SaveLocked(); err != nil {
 		slog.Error("save exited container", "id", c.ID, "err", err)
 	}
