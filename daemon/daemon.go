@@ -27,7 +27,10 @@ type Daemon struct {
 	containers *container.Store
 	images     *image.Store
 	driver     *native.Driver
-	started    time.Time
+	// cgroupDriver is "systemd" or "cgroupfs", decided at start-up.
+	cgroupDriver string
+	machines     *machineRegistry
+	started      time.Time
 
 	mu      sync.Mutex
 	tasks   map[string]*native.Task     // running containers, by ID
@@ -56,22 +59,26 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckCgroupDriver(cfg.ExecOpts); err != nil {
+	// The cgroup driver is decided once, here, and passed down.
+	cgDriver, err := cgroupDriver(cfg.ExecOpts)
+	if err != nil {
 		return nil, err
 	}
-	driver, err := native.New(cfg.ExecRoot, shimBinary)
+	driver, err := native.New(cfg.ExecRoot, shimBinary, cgDriver == cgroupDriverSystemd)
 	if err != nil {
 		return nil, fmt.Errorf("exec driver: %w", err)
 	}
 	d := &Daemon{
-		cfg:        cfg,
-		containers: containers,
-		images:     images,
-		driver:     driver,
-		started:    time.Now(),
-		tasks:      map[string]*native.Task{},
-		pending:    map[string][]*pendingAttach{},
-		execs:      map[string]*execConfig{},
+		cfg:          cfg,
+		containers:   containers,
+		images:       images,
+		driver:       driver,
+		cgroupDriver: cgDriver,
+		machines:     newMachineRegistry(),
+		started:      time.Now(),
+		tasks:        map[string]*native.Task{},
+		pending:      map[string][]*pendingAttach{},
+		execs:        map[string]*execConfig{},
 	}
 	d.restore(ctx)
 	slog.Info("daemon ready", "root", cfg.Root, "exec-root", cfg.ExecRoot, "storage-driver", gd.Name(),

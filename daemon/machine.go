@@ -21,34 +21,53 @@ import (
 // up goroutines forever.
 const machineCallTimeout = 10 * time.Second
 
-var machines = struct {
+// machineRegistry is the daemon's state of its machined registrations.
+type machineRegistry struct {
 	mu sync.Mutex
 	// tail is the last queued operation per container ID, closed when done.
 	tail map[string]chan struct{}
 	// names are the machine names registered, by container ID: a renamed
 	// container is unregistered under the name it was registered with.
 	names map[string]string
-}{tail: map[string]chan struct{}{}, names: map[string]string{}}
+}
 
-// queueMachineOp runs op after every earlier op for the same container.
-func queueMachineOp(id string, op func()) {
-	machines.mu.Lock()
-	prev := machines.tail[id]
+func newMachineRegistry() *machineRegistry {
+	return &machineRegistry{tail: map[string]chan struct{}{}, names: map[string]string{}}
+}
+
+// queue runs op after every earlier op for the same container.
+func (r *machineRegistry) queue(id string, op func()) {
+	r.mu.Lock()
+	prev := r.tail[id]
 	done := make(chan struct{})
-	machines.tail[id] = done
-	machines.mu.Unlock()
+	r.tail[id] = done
+	r.mu.Unlock()
 	go func() {
 		if prev != nil {
 			<-prev
 		}
 		op()
 		close(done)
-		machines.mu.Lock()
-		if machines.tail[id] == done {
-			delete(machines.tail, id)
+		r.mu.Lock()
+		if r.tail[id] == done {
+			delete(r.tail, id)
 		}
-		machines.mu.Unlock()
+		r.mu.Unlock()
 	}()
+}
+
+// registered records (or, with name "", forgets) a registration and
+// returns the name it replaced.
+func (r *machineRegistry) setName(id, name string) (old string, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, ok = r.names[id]
+	if name == "" {
+		delete(r.names, id)
+	} else {
+		r.names[id] = name
+	}
+	return old, ok
 }
 
 // registerMachine tells systemd-machined about a started container: name,
@@ -60,14 +79,19 @@ func (d *Daemon) registerMachine(c *container.Container, pid int) {
 		return
 	}
 	name := systemd.MachineName(c.Name, c.ID)
-	id := systemd.MachineID(c.ID)
+	mid, err := machineID(c)
+	if err != nil {
+		slog.Warn("RegisterMachine skipped", "id", c.ID, "err", err)
+		return
+	}
+	id := systemd.MachineID(mid)
 	// Read here, under the caller's lock, not in the goroutine.
 	root := c.BaseFS
 	if root == "" {
 		root = "/"
 	}
 	cid := c.ID
-	queueMachineOp(cid, func() {
+	d.machines.queue(cid, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), machineCallTimeout)
 		defer cancel()
 		err := systemd.RegisterMachine(ctx, name, id, "docker", "container", pid, root)
@@ -75,9 +99,7 @@ func (d *Daemon) registerMachine(c *container.Container, pid int) {
 			slog.Warn("RegisterMachine failed", "id", cid, "machine", name, "leader", pid, "err", err)
 			return
 		}
-		machines.mu.Lock()
-		machines.names[cid] = name
-		machines.mu.Unlock()
+		d.machines.setName(cid, name)
 		slog.Info("RegisterMachine", "id", cid, "machine", name, "leader", pid, "root", root)
 	})
 }
@@ -94,11 +116,8 @@ func (d *Daemon) unregisterMachine(c *container.Container) {
 	fallback := systemd.MachineName(c.Name, c.ID)
 	c.Unlock()
 	cid := c.ID
-	queueMachineOp(cid, func() {
-		machines.mu.Lock()
-		name, ok := machines.names[cid]
-		delete(machines.names, cid)
-		machines.mu.Unlock()
+	d.machines.queue(cid, func() {
+		name, ok := d.machines.setName(cid, "")
 		if !ok {
 			name = fallback
 		}
@@ -152,27 +171,4 @@ func cgroupDriver(execOpts []string) (string, error) {
 		}
 	}
 	return driver, nil
-}
-
-// cgroupDriverName is the driver in use. An invalid exec-opt falls back to
-// the default here; checkCgroupDriver rejects it when the daemon starts.
-func (d *Daemon) cgroupDriverName() string {
-	driver, err := cgroupDriver(d.cfg.ExecOpts)
-	if err != nil {
-		driver, _ = cgroupDriver(nil)
-	}
-	return driver
-}
-
-// systemdCgroup reports whether containers get systemd scopes.
-func (d *Daemon) systemdCgroup() bool { return d.cgroupDriverName() == cgroupDriverSystemd }
-
-// CheckCgroupDriver validates the exec-opts' cgroup driver; the daemon
-// calls it at start-up so that a typo fails there and not at each run.
-func CheckCgroupDriver(execOpts []string) error {
-	driver, err := cgroupDriver(execOpts)
-	if err == nil {
-		slog.Debug("cgroup driver", "driver", driver)
-	}
-	return err
 }

@@ -29,7 +29,7 @@ func TestCgroupDriver(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{"native.cgroupdriver=lxc"}, {"native.cgroupdriver"}, {"native.cgroupdriver="}} {
-		if err := CheckCgroupDriver(bad); !errdefs.IsInvalidParameter(err) {
+		if _, err := cgroupDriver(bad); !errdefs.IsInvalidParameter(err) {
 			t.Errorf("%q: %v, want invalid parameter", bad, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/systemd"
 )
 
 // specOptions gathers what the OCI spec needs from the container's record.
@@ -67,13 +68,8 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		Ulimits:        hc.Ulimits,
 		ShmSize:        hc.ShmSize,
 		CgroupParent:   hc.CgroupParent,
-		SystemdCgroup:  d.systemdCgroup(),
+		SystemdCgroup:  d.cgroupDriver == cgroupDriverSystemd,
 		Mounts:         mounts,
-	}
-	if c.InitSystem == initSystemd {
-		if err := d.applySystemdProfile(c, rootfs, &o); err != nil {
-			return oci.SpecOptions{}, err
-		}
 	}
 	if err := applyReaper(c, &o); err != nil {
 		return oci.SpecOptions{}, err
@@ -86,8 +82,8 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 // value wins), and what Docker always adds.
 func containerEnv(c *container.Container, hostname string) []string {
 	env := c.Config.Env
-	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "container_uuid=") }) {
-		env = append([]string{"container_uuid=" + containerUUID(c.ID)}, env...)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, systemd.ContainerUUIDVar+"=") }) {
+		env = append([]string{systemd.ContainerUUIDVar + "=" + systemd.UUID(c.ID[:32])}, env...)
 	}
 	return oci.DefaultEnv(env, hostname, c.Config.Tty)
 }

@@ -7,10 +7,13 @@ import (
 	"strings"
 	"time"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
+	runconfigopts "github.com/sdengine/engine/runconfig/opts"
 )
 
 // ContainerStart runs a created or stopped container. The start path reads
@@ -74,6 +77,9 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 	return false, nil
 }
 
+// startLocked runs the start path: image → rootfs → spec (with the
+// systemd profile applied in one step) → hooks → exec driver. The caller
+// registers the machine once the process runs.
 func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task *native.Task, retErr error) {
 	rootfs, err := d.images.Mount(c.ID)
 	if err != nil {
@@ -88,16 +94,9 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 			}
 		}
 	}()
-	opts, err := d.specOptions(c, rootfs)
+	spec, err := d.buildSpec(c, rootfs)
 	if err != nil {
 		return nil, err
-	}
-	spec, err := oci.Build(opts)
-	if err != nil {
-		return nil, fmt.Errorf("build OCI spec: %w", err)
-	}
-	if c.InitSystem == initSystemd {
-		allowSystemdSyscalls(spec)
 	}
 	if err := d.applyHooks(c, spec); err != nil {
 		return nil, err
@@ -112,7 +111,6 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		ConsoleHeight: consoleDim(c, 0),
 		ConsoleWidth:  consoleDim(c, 1),
 		Log:           logInfo(c),
-		ConsolePTY:    c.InitSystem == initSystemd,
 	})
 	if err != nil {
 		if derr := d.driver.Delete(c.ID); derr != nil {
@@ -133,6 +131,25 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		return nil, err
 	}
 	return task, nil
+}
+
+// buildSpec makes the container's OCI spec from its record, and applies the
+// systemd profile to it when the container boots systemd.
+func (d *Daemon) buildSpec(c *container.Container, rootfs string) (*specs.Spec, error) {
+	opts, err := d.specOptions(c, rootfs)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := oci.Build(opts)
+	if err != nil {
+		return nil, fmt.Errorf("build OCI spec: %w", err)
+	}
+	if c.InitSystem == runconfigopts.InitSystemd {
+		if err := d.applySystemdProfile(c, rootfs, spec); err != nil {
+			return nil, err
+		}
+	}
+	return spec, nil
 }
 
 func consoleDim(c *container.Container, i int) uint16 {

@@ -93,7 +93,7 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 		PidsLimit:          true,
 		IPv4Forwarding:     false,
 		LoggingDriver:      d.cfg.LogDriver,
-		CgroupDriver:       d.cgroupDriverName(),
+		CgroupDriver:       d.cgroupDriver,
 		CgroupVersion:      cgroupVersion,
 		NEventsListener:    0,
 		KernelVersion:      kernelVersion(),

@@ -12,11 +12,12 @@ func TestCgroupsPathByDriver(t *testing.T) {
 		systemd bool
 		want    string
 	}{
-		{"", false, "/docker/abc"},
-		{"custom", false, "/custom/abc"},
-		{"/a/b", false, "/a/b/abc"},
-		{"", true, "machine.slice:docker:abc"},
-		{"my.slice", true, "my.slice:docker:abc"},
+		{"", false, "/docker/abc/payload"},
+		{"custom", false, "/custom/abc/payload"},
+		{"/a/b", false, "/a/b/abc/payload"},
+		{"", true, "machine-docker-abc.slice:docker:abc"},
+		{"my.slice", true, "my-docker-abc.slice:docker:abc"},
+		{"-.slice", true, "docker-abc.slice:docker:abc"},
 	} {
 		o := baseOpts()
 		o.CgroupParent, o.SystemdCgroup = tc.parent, tc.systemd

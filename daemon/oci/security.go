@@ -174,3 +174,10 @@ func tweakCapabilities(base, add, drop []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// DefaultSeccomp reports whether securityOpt leaves a container with the
+// daemon's default seccomp profile (no seccomp= option of its own).
+func DefaultSeccomp(securityOpt []string) bool {
+	so, err := parseSecurityOpts(securityOpt)
+	return err == nil && !so.seccompUnconfined && so.seccompProfile == ""
+}

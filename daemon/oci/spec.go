@@ -47,6 +47,14 @@ type SpecOptions struct {
 	SystemdCgroup bool
 }
 
+// ConsoleAnnotation in a spec asks the exec driver for a pty at
+// /dev/console, apart from the process's stdio, whose output goes to the
+// container's log (ConsolePTY).
+const ConsoleAnnotation = "io.sdengine.console"
+
+// ConsolePTY is ConsoleAnnotation's value for a pty console.
+const ConsolePTY = "pty"
+
 // DefaultCgroupParent is where containers' cgroups go (cgroupfs driver).
 const DefaultCgroupParent = "/docker"
 
@@ -155,10 +163,17 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	return s, nil
 }
 
-// cgroupsPath is the spec's cgroupsPath: a path for cgroupfs, and
-// "slice:prefix:name" for systemd, which libcontainer turns into the unit
-// <prefix>-<name>.scope in that slice. As with Docker, a systemd parent
-// must be a slice name.
+// cgroupsPath is the spec's cgroupsPath. It names the payload cgroup,
+// where the container's processes run and its cgroup namespace is rooted;
+// the exec driver puts the limits (the spec's resources) on its parent,
+// which the container cannot see (daemon/execdriver/native/cgroups.go):
+//
+//	cgroupfs: <parent>/<id>/payload, limits on <parent>/<id>
+//	systemd:  "<slice>:docker:<id>", which libcontainer turns into the
+//	          scope docker-<id>.scope in <slice>, the slice
+//	          <parent prefix>-docker-<id>.slice that holds the limits.
+//
+// As with Docker, a systemd parent must be a slice name.
 func cgroupsPath(parent, id string, systemd bool) (string, error) {
 	if systemd {
 		if parent == "" {
@@ -167,7 +182,11 @@ func cgroupsPath(parent, id string, systemd bool) (string, error) {
 		if !strings.HasSuffix(parent, ".slice") || strings.ContainsAny(parent, "/:") {
 			return "", errdefs.InvalidParameter(fmt.Errorf("cgroup-parent for systemd cgroup should be a valid slice named as \"xxx.slice\", not %q", parent))
 		}
-		return parent + ":docker:" + id, nil
+		limits := "docker-" + id + ".slice"
+		if parent != "-.slice" {
+			limits = strings.TrimSuffix(parent, ".slice") + "-" + limits
+		}
+		return limits + ":docker:" + id, nil
 	}
 	if parent == "" {
 		parent = DefaultCgroupParent
@@ -175,8 +194,12 @@ func cgroupsPath(parent, id string, systemd bool) (string, error) {
 	if !strings.HasPrefix(parent, "/") {
 		parent = "/" + parent
 	}
-	return path.Join(parent, id), nil
+	return path.Join(parent, id, PayloadCgroup), nil
 }
+
+// PayloadCgroup is the name of the cgroup, below the one holding the
+// limits, where a container's processes run (cgroupfs driver).
+const PayloadCgroup = "payload"
 
 func setNamespaces(s *specs.Spec, mode string) error {
 	ns := []specs.LinuxNamespace{

@@ -71,7 +71,7 @@ func TestBuildDefaults(t *testing.T) {
 	if m := findMount(s, "/dev/pts"); m == nil || !slices.Contains(m.Options, "newinstance") || !slices.Contains(m.Options, "gid=5") {
 		t.Errorf("/dev/pts %+v", m)
 	}
-	if s.Linux.CgroupsPath != "/docker/abc" || s.Linux.RootfsPropagation != "rprivate" || *s.Process.OOMScoreAdj != 0 {
+	if s.Linux.CgroupsPath != "/docker/abc/payload" || s.Linux.RootfsPropagation != "rprivate" || *s.Process.OOMScoreAdj != 0 {
 		t.Errorf("cgroups path %q propagation %q", s.Linux.CgroupsPath, s.Linux.RootfsPropagation)
 	}
 	if d := s.Linux.Resources.Devices; len(d) != 1 || d[0].Allow || d[0].Access != "rwm" {
@@ -146,7 +146,7 @@ func TestBuildOptions(t *testing.T) {
 	if hasNS(s, specs.NetworkNamespace) {
 		t.Error("host network has a netns")
 	}
-	if s.Linux.CgroupsPath != "/custom/abc" {
+	if s.Linux.CgroupsPath != "/custom/abc/payload" {
 		t.Errorf("cgroups path %q", s.Linux.CgroupsPath)
 	}
 	if m := findMount(s, "/dev/shm"); m.Type != "bind" {

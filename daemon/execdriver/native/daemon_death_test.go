@@ -18,7 +18,7 @@ import (
 func fakeDaemon(arg string) {
 	parts := strings.Split(arg, ",") // execRoot,id,rootfs,cgroupParent
 	self, _ := os.Executable()
-	d, err := New(parts[0], self)
+	d, err := New(parts[0], self, false)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -57,7 +57,7 @@ func TestRealDaemonKill9(t *testing.T) {
 		t.Fatalf("fake daemon said %q", line)
 	}
 	self, _ := os.Executable()
-	d, err := New(execRoot, self)
+	d, err := New(execRoot, self, false)
 	if err != nil {
 		t.Fatal(err)
 	}

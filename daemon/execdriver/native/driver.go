@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,12 +28,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/daemon/logger"
+	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
 // Driver creates and finds containers.
 type Driver struct {
 	execRoot, shimBinary, runcRoot string
+	// systemdCgroup: containers' cgroups are systemd units (the systemd
+	// cgroup driver), decided once by the daemon.
+	systemdCgroup bool
 
 	mu sync.Mutex
 	// shims we started and still have to reap: id -> closed when reaped.
@@ -42,17 +45,20 @@ type Driver struct {
 }
 
 // New prepares execRoot and returns a driver that spawns shimBinary.
-func New(execRoot, shimBinary string) (*Driver, error) {
+// systemdCgroup selects the systemd cgroup driver: each container's limits
+// go on a slice and its processes in a scope (see cgroups.go).
+func New(execRoot, shimBinary string, systemdCgroup bool) (*Driver, error) {
 	if !seccomp.Enabled {
 		// Containers would otherwise fail at start, one by one, or worse run
 		// without the default profile: refuse to begin at all.
 		return nil, errors.New("this binary was built without seccomp support: build it with `-tags seccomp` (as `make` does)")
 	}
 	d := &Driver{
-		execRoot:   execRoot,
-		shimBinary: shimBinary,
-		runcRoot:   filepath.Join(execRoot, "runc"),
-		shims:      map[string]chan struct{}{},
+		execRoot:      execRoot,
+		shimBinary:    shimBinary,
+		systemdCgroup: systemdCgroup,
+		runcRoot:      filepath.Join(execRoot, "runc"),
+		shims:         map[string]chan struct{}{},
 	}
 	for _, dir := range []string{d.containersDir(), d.runcRoot} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -75,15 +81,6 @@ type CreateOptions struct {
 	Tty, OpenStdin, StdinOnce   bool
 	ConsoleHeight, ConsoleWidth uint16
 	Log                         logger.Info // the log driver and what it needs
-	// ConsolePTY gives the container a pty at /dev/console whose output
-	// goes to the log, apart from its stdio: systemd as PID 1 writes its
-	// boot and shutdown messages only to a console that is a tty.
-	ConsolePTY bool
-	// SystemdCgroup has systemd create the container's cgroup, as a
-	// transient scope (the systemd cgroup driver). It is implied by a
-	// spec cgroupsPath of systemd's "slice:prefix:name" form, which the
-	// cgroupfs driver cannot use.
-	SystemdCgroup bool
 }
 
 // createTimeout bounds how long we wait for the shim to report; a healthy
@@ -126,8 +123,8 @@ func (d *Driver) Create(ctx context.Context, o CreateOptions) (_ *Task, retErr e
 	so := shimOptions{
 		ID: o.ID, Tty: o.Tty, OpenStdin: o.OpenStdin, StdinOnce: o.StdinOnce,
 		ConsoleHeight: o.ConsoleHeight, ConsoleWidth: o.ConsoleWidth,
-		Log: o.Log, ConsolePTY: o.ConsolePTY,
-		SystemdCgroup: o.SystemdCgroup || systemdCgroupsPath(o.Spec),
+		Log: o.Log, ConsolePTY: o.Spec.Annotations[oci.ConsoleAnnotation] == oci.ConsolePTY,
+		SystemdCgroup: d.systemdCgroup,
 	}
 	if err := writeJSONQuick(filepath.Join(dir, optionsFile), so); err != nil {
 		return nil, err
@@ -137,12 +134,6 @@ func (d *Driver) Create(ctx context.Context, o CreateOptions) (_ *Task, retErr e
 		return nil, err
 	}
 	return &Task{d: d, id: o.ID, dir: dir, pid: resp.Pid, tty: o.Tty}, nil
-}
-
-// systemdCgroupsPath reports whether the spec's cgroupsPath is in systemd's
-// "slice:prefix:name" form (exactly two colons, as specconv expects).
-func systemdCgroupsPath(s *specs.Spec) bool {
-	return s.Linux != nil && strings.Count(s.Linux.CgroupsPath, ":") == 2
 }
 
 // spawnShim starts the shim detached from us (own session, no stdio but
@@ -270,6 +261,7 @@ func (d *Driver) Delete(id string) error {
 	dir := d.stateDir(id)
 	d.stopShim(id, dir)
 	d.killContainer(id)
+	d.removeLimits(id, dir)
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing state of %s: %w", id, err)
 	}
@@ -299,6 +291,18 @@ func (d *Driver) stopShim(id, dir string) {
 		case <-reaped:
 		case <-time.After(2 * time.Second):
 		}
+	}
+}
+
+// removeLimits removes the container's limits cgroup, which its shim
+// removes itself unless it died first.
+func (d *Driver) removeLimits(id, dir string) {
+	var spec specs.Spec
+	if err := readJSONFile(filepath.Join(dir, specFile), &spec); err != nil {
+		return
+	}
+	if err := destroyLimits(&spec, d.systemdCgroup); err != nil {
+		slog.Warn("removing the limits cgroup", "id", id, "err", err)
 	}
 }
 

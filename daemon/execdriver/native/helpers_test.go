@@ -25,7 +25,7 @@ func newTestDriver(t *testing.T) *Driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(execRoot, self)
+	d, err := New(execRoot, self, false)
 	if err != nil {
 		t.Fatal(err)
 	}

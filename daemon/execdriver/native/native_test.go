@@ -215,7 +215,7 @@ func TestRestoreAfterDaemonDeath(t *testing.T) {
 	}
 	id, pid := task.ID(), task.Pid()
 	// The daemon "dies": all in-memory state is dropped.
-	d2, err := New(d.execRoot, d.shimBinary)
+	d2, err := New(d.execRoot, d.shimBinary, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestExitWhileDaemonDown(t *testing.T) {
 	id, dir := task.ID(), task.dir
 	waitFor(t, "exit record", func() bool { st, _ := readExit(dir); return st != nil })
 	waitFor(t, "shim exit", func() bool { return liveShimPid(dir) == 0 })
-	d2, _ := New(d.execRoot, d.shimBinary)
+	d2, _ := New(d.execRoot, d.shimBinary, false)
 	_, err := d2.Restore(context.Background(), id)
 	var ee *ExitedError
 	if !errors.As(err, &ee) || ee.Status.Code != 4 {
@@ -285,7 +285,7 @@ func TestShimKilledDeleteCleansUp(t *testing.T) {
 	syscall.Kill(shimPid, syscall.SIGKILL)
 	waitFor(t, "shim death", func() bool { return liveShimPid(task.dir) == 0 })
 	// A new daemon finds the orphan, kills it and reports it exited.
-	d2, _ := New(d.execRoot, d.shimBinary)
+	d2, _ := New(d.execRoot, d.shimBinary, false)
 	_, err := d2.Restore(context.Background(), task.ID())
 	var ee *ExitedError
 	if !errors.As(err, &ee) {

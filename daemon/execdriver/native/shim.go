@@ -9,13 +9,16 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -68,10 +71,12 @@ type shim struct {
 	spec          *specs.Spec
 
 	container *libcontainer.Container
-	init      *libcontainer.Process
-	pid       int
-	listener  net.Listener
-	logw      logger.Logger
+	// limits is the cgroup above the container's that holds its limits.
+	limits   cgroups.Manager
+	init     *libcontainer.Process
+	pid      int
+	listener net.Listener
+	logw     logger.Logger
 	// consolePTY is the /dev/console pty of a ConsolePTY container.
 	consolePTY *consolePTY
 
@@ -125,6 +130,14 @@ func (s *shim) create() (retErr error) {
 	if err != nil {
 		return errdefs.InvalidParameter(fmt.Errorf("invalid container config: %w", err))
 	}
+	if err := s.createCgroups(config); err != nil {
+		return err
+	}
+	defer func() {
+		if retErr != nil {
+			s.destroyLimits()
+		}
+	}()
 	s.container, err = libcontainer.Create(s.root, s.id, config)
 	if err != nil {
 		if errors.Is(err, libcontainer.ErrExist) {
@@ -265,9 +278,43 @@ func (s *shim) run() int {
 	return 0
 }
 
+// createCgroups makes the limits cgroup and leaves libcontainer the
+// payload cgroup below it (see cgroups.go), and confines the container's
+// view of the cgroup filesystem.
+func (s *shim) createCgroups(config *configs.Config) error {
+	limits, err := limitsOf(config, s.opts.SystemdCgroup)
+	if err != nil {
+		return errdefs.InvalidParameter(err)
+	}
+	payload, err := payloadRelPath(s.spec.Linux.CgroupsPath, s.opts.SystemdCgroup)
+	if err != nil {
+		return errdefs.InvalidParameter(err)
+	}
+	if s.limits, err = createLimits(limits); err != nil {
+		return err
+	}
+	privileged := slices.Contains(s.spec.Process.Capabilities.Bounding, "CAP_SYS_ADMIN")
+	if err := confineCgroupMount(config, payload, privileged); err != nil {
+		s.destroyLimits()
+		return err
+	}
+	return nil
+}
+
+// destroyLimits removes the limits cgroup, once the payload is gone.
+func (s *shim) destroyLimits() {
+	if s.limits == nil {
+		return
+	}
+	if err := s.limits.Destroy(); err != nil {
+		slog.Warn("shim: removing the limits cgroup", "id", s.id, "err", err)
+	}
+}
+
 // destroy removes the container's cgroups and runtime state; processes
 // that outlived init (only possible without a pid namespace) are killed.
 func (s *shim) destroy() {
+	defer s.destroyLimits()
 	for i := 0; i < 50; i++ {
 		err := s.container.Destroy()
 		if err == nil {
@@ -286,26 +333,34 @@ func (s *shim) destroy() {
 // oomKilled reports whether the kernel's OOM killer struck in the
 // container's memory cgroup (v1 memory.oom_control or v2 memory.events).
 func (s *shim) oomKilled() bool {
-	st, err := s.container.State()
-	if err != nil {
-		return false
+	// On v2 memory.events counts kills in the whole subtree, so the limits
+	// cgroup's file says it; on v1 a kill is counted only in the victim's
+	// own cgroup, which is the payload (its memory hierarchy is read-only
+	// to the container, which cannot make sub-cgroups there).
+	var files []string
+	if s.limits != nil {
+		if p := s.limits.Path(""); p != "" && cgroups.IsCgroup2UnifiedMode() {
+			files = append(files, filepath.Join(p, "memory.events"))
+		}
+		if p := s.limits.Path("memory"); p != "" {
+			files = append(files, filepath.Join(p, "memory.oom_control"))
+		}
 	}
-	var file string
-	if p, ok := st.CgroupPaths["memory"]; ok {
-		file = filepath.Join(p, "memory.oom_control")
-	} else if p, ok := st.CgroupPaths[""]; ok {
-		file = filepath.Join(p, "memory.events")
-	} else {
-		return false
+	if st, err := s.container.State(); err == nil {
+		if p, ok := st.CgroupPaths["memory"]; ok {
+			files = append(files, filepath.Join(p, "memory.oom_control"))
+		}
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
-			return true
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
+				return true
+			}
 		}
 	}
 	return false

@@ -1,0 +1,232 @@
+package native
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/manager"
+	"github.com/opencontainers/cgroups/systemd"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// A container's cgroups come in two levels, as systemd-nspawn and machined
+// arrange theirs:
+//
+//   - the limits cgroup holds every limit the user gave (-m, --cpus,
+//     --pids-limit, ...). The container cannot see it, let alone write it;
+//   - the payload cgroup, one level below, holds the container's processes.
+//     Its cgroup namespace is rooted there, so what the container sees as
+//     / is the payload: systemd in a container owns that subtree and
+//     nothing more, and whatever root writes there, the limits one level up
+//     still hold (the kernel applies a parent's limits to its subtree).
+//
+// The spec's cgroupsPath names the payload (libcontainer creates it and puts
+// the init there, before the cgroup namespace is made); the limits cgroup
+// is its parent and is derived from it:
+//
+//	cgroupfs: /docker/<id>/payload            limits: /docker/<id>
+//	systemd:  machine-docker-<id>.slice:docker:<id>
+//	          payload: docker-<id>.scope (Delegate=yes)
+//	          limits:  machine-docker-<id>.slice (a slice holds no process,
+//	          so systemd can create it empty, before the container exists)
+
+// limitsCgroup describes the limits cgroup of a spec whose cgroupsPath names
+// the payload, with the spec's resources minus the device rules (those stay
+// on the payload, where libcontainer enforces them).
+func limitsCgroup(cgroupsPath string, useSystemd bool, r *cgroups.Resources) (*cgroups.Cgroup, error) {
+	res := &cgroups.Resources{SkipDevices: true}
+	if r != nil {
+		cp := *r
+		cp.Devices = nil
+		cp.SkipDevices = true
+		res = &cp
+	}
+	if useSystemd {
+		slice, _, ok := strings.Cut(cgroupsPath, ":")
+		if !ok || !strings.HasSuffix(slice, ".slice") {
+			return nil, fmt.Errorf("systemd cgroupsPath %q: want slice:prefix:name", cgroupsPath)
+		}
+		return &cgroups.Cgroup{Name: slice, Parent: parentSlice(slice), Systemd: true, Resources: res}, nil
+	}
+	p := path.Clean(cgroupsPath)
+	if !path.IsAbs(p) || path.Dir(p) == "/" {
+		return nil, fmt.Errorf("cgroupsPath %q: want an absolute path two levels deep or more", cgroupsPath)
+	}
+	return &cgroups.Cgroup{Path: path.Dir(p), Resources: res}, nil
+}
+
+// parentSlice is the slice that contains slice: "a-b-c.slice" is in
+// "a-b.slice", "a.slice" in the root slice.
+func parentSlice(slice string) string {
+	name := strings.TrimSuffix(slice, ".slice")
+	if i := strings.LastIndex(name, "-"); i > 0 {
+		return name[:i] + ".slice"
+	}
+	return "-.slice"
+}
+
+// payloadRelPath is the payload cgroup's path below each hierarchy's root.
+func payloadRelPath(cgroupsPath string, useSystemd bool) (string, error) {
+	if !useSystemd {
+		return path.Clean(cgroupsPath), nil
+	}
+	parts := strings.Split(cgroupsPath, ":")
+	if len(parts) != 3 {
+		return "", fmt.Errorf("systemd cgroupsPath %q: want slice:prefix:name", cgroupsPath)
+	}
+	dir, err := systemd.ExpandSlice(parts[0])
+	if err != nil {
+		return "", err
+	}
+	return path.Join(dir, parts[1]+"-"+parts[2]+".scope"), nil
+}
+
+// createLimits makes the limits cgroup and writes the limits into it.
+func createLimits(cg *cgroups.Cgroup) (cgroups.Manager, error) {
+	m, err := manager.New(cg)
+	if err != nil {
+		return nil, fmt.Errorf("limits cgroup: %w", err)
+	}
+	if err := m.Apply(-1); err != nil {
+		_ = m.Destroy()
+		return nil, fmt.Errorf("create limits cgroup: %w", err)
+	}
+	if err := m.Set(cg.Resources); err != nil {
+		_ = m.Destroy()
+		return nil, fmt.Errorf("set container limits: %w", err)
+	}
+	return m, nil
+}
+
+// destroyLimits removes the limits cgroup of a spec (the payload must be
+// gone already). Removing one that does not exist is not an error.
+func destroyLimits(spec *specs.Spec, useSystemd bool) error {
+	if spec == nil || spec.Linux == nil || spec.Linux.CgroupsPath == "" {
+		return nil
+	}
+	cg, err := limitsCgroup(spec.Linux.CgroupsPath, useSystemd, nil)
+	if err != nil {
+		return err
+	}
+	m, err := manager.New(cg)
+	if err != nil {
+		return err
+	}
+	return m.Destroy()
+}
+
+// limitsOf describes the limits cgroup of a libcontainer config. The
+// payload keeps a copy of the limits: programs in the container (a JVM
+// sizing its heap, a runtime counting CPUs) read them from their own
+// cgroup, as in Docker. The copy is only for them to read: the container
+// cannot write it either (read-only controllers on v1, the namespace
+// root's files on v2), and whatever happened to it, the limits cgroup
+// above still holds.
+func limitsOf(config *configs.Config, useSystemd bool) (*cgroups.Cgroup, error) {
+	return limitsCgroup(configCgroupsPath(config, useSystemd), useSystemd, config.Cgroups.Resources)
+}
+
+// configCgroupsPath gives back the spec-form cgroupsPath of a libcontainer
+// config made by specconv.
+func configCgroupsPath(config *configs.Config, useSystemd bool) string {
+	c := config.Cgroups
+	if useSystemd {
+		return c.Parent + ":" + c.ScopePrefix + ":" + c.Name
+	}
+	return c.Path
+}
+
+const cgroupRoot = "/sys/fs/cgroup"
+
+// confineCgroupMount makes the container's view of /sys/fs/cgroup follow
+// least privilege on cgroup v1 (and hybrid) hosts, where libcontainer would
+// leave the tmpfs writable and mount every hierarchy with the same flags.
+// The view becomes a read-only tmpfs holding each hierarchy's payload
+// cgroup, read-only; only when the spec asked for a writable cgroup mount
+// (a delegated subtree, for systemd) are the name=systemd hierarchy and
+// the cgroup2 one of a hybrid host writable. Controllers never are: their
+// files are where limits would be raised. On a pure v2 host libcontainer's
+// cgroup2 mount of the namespace's root is left as it is: the limits are
+// one level up, out of sight.
+//
+// A privileged container (CAP_SYS_ADMIN) can mount any hierarchy itself, so
+// its mount is left to libcontainer.
+func confineCgroupMount(config *configs.Config, payloadRel string, privileged bool) error {
+	if privileged || cgroups.IsCgroup2UnifiedMode() {
+		return nil
+	}
+	i := slices.IndexFunc(config.Mounts, func(m *configs.Mount) bool {
+		return m.Device == "cgroup" && path.Clean(m.Destination) == cgroupRoot
+	})
+	if i < 0 {
+		return nil
+	}
+	delegate := config.Mounts[i].Flags&unix.MS_RDONLY == 0
+	view, err := cgroupView(payloadRel, delegate)
+	if err != nil {
+		return err
+	}
+	config.Mounts = slices.Concat(config.Mounts[:i], view, config.Mounts[i+1:])
+	return nil
+}
+
+// cgroupView lists the mounts of a confined /sys/fs/cgroup.
+func cgroupView(payloadRel string, delegate bool) ([]*configs.Mount, error) {
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	view := []*configs.Mount{{
+		Source: "tmpfs", Device: "tmpfs", Destination: cgroupRoot,
+		// Read-only once every mount below is in place (libcontainer
+		// remounts read-only tmpfs mounts last).
+		Flags: flags | unix.MS_RDONLY, Data: "mode=755",
+	}}
+	bind := func(src, dst string, writable bool) {
+		f := flags | unix.MS_BIND | unix.MS_REC
+		if !writable {
+			f |= unix.MS_RDONLY
+		}
+		view = append(view, &configs.Mount{Source: src, Device: "bind", Destination: dst, Flags: f, PropagationFlags: []int{unix.MS_PRIVATE}})
+	}
+	hierarchies, err := cgroups.GetCgroupMounts(false)
+	if err != nil {
+		return nil, fmt.Errorf("listing cgroup hierarchies: %w", err)
+	}
+	// The payload is created later, by libcontainer, in every hierarchy
+	// where its parent, the limits cgroup, already is, and in the devices
+	// one, which the limits cgroup leaves out (the device rules are the
+	// payload's alone).
+	exists := func(dir string) bool {
+		_, err := os.Stat(dir)
+		return err == nil || !errors.Is(err, os.ErrNotExist)
+	}
+	for _, h := range hierarchies {
+		base := filepath.Base(h.Mountpoint)
+		src := filepath.Join(h.Mountpoint, payloadRel)
+		if !exists(filepath.Dir(src)) && !slices.Contains(h.Subsystems, "devices") {
+			continue
+		}
+		writable := delegate && (slices.Contains(h.Subsystems, "systemd") || slices.Contains(h.Subsystems, "name=systemd"))
+		bind(src, filepath.Join(cgroupRoot, base), writable)
+		// A co-mounted hierarchy (cpu,cpuacct) is reachable under each
+		// of its names, as on the host, where these are symlinks.
+		if strings.Contains(base, ",") {
+			for _, name := range strings.Split(base, ",") {
+				bind(src, filepath.Join(cgroupRoot, name), false)
+			}
+		}
+	}
+	if cgroups.IsCgroup2HybridMode() {
+		src := filepath.Join(cgroupRoot, "unified", payloadRel)
+		if exists(filepath.Dir(src)) {
+			bind(src, filepath.Join(cgroupRoot, "unified"), delegate)
+		}
+	}
+	return view, nil
+}
