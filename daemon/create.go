@@ -14,6 +14,7 @@ import (
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/systemd"
 	"github.com/sdengine/engine/pkg/signal"
 	"github.com/sdengine/engine/runconfig"
 )
@@ -157,6 +158,15 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if p.Config.StopSignal != "" {
 		if _, err := signal.Parse(p.Config.StopSignal); err != nil {
 			return nil, err
+		}
+	}
+	// The machine ID comes from container_uuid when the user gives one:
+	// refuse one systemd would not take before anything is created.
+	for _, kv := range p.Config.Env {
+		if v, ok := strings.CutPrefix(kv, systemd.ContainerUUIDVar+"="); ok {
+			if _, err := systemd.ParseMachineID(v); err != nil {
+				return nil, errdefs.InvalidParameter(err)
+			}
 		}
 	}
 	if hc.RestartPolicy.Name != "" && hc.RestartPolicy.Name != "no" {
