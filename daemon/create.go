@@ -133,11 +133,8 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if len(hc.PortBindings) > 0 {
 		return nil, errdefs.NotImplemented(fmt.Errorf("publishing ports is not implemented by this engine yet"))
 	}
-	if hc.Memory != 0 && hc.Memory < 6*1024*1024 {
-		return nil, errdefs.InvalidParameter(fmt.Errorf("Minimum memory limit allowed is 6MB"))
-	}
-	if hc.NanoCPUs < 0 {
-		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid CPU value: %d", hc.NanoCPUs))
+	if err := runconfig.ValidateResources(&hc.Resources, runconfig.ProbeHost()); err != nil {
+		return nil, err
 	}
 	for _, b := range hc.Binds {
 		if _, err := parseBind(b); err != nil {

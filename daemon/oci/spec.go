@@ -34,6 +34,8 @@ type SpecOptions struct {
 	NetworkMode                  string
 	Memory, MemorySwap, NanoCPUs int64
 	CPUShares                    int64
+	CpusetCpus, CpusetMems       string // "0-3,6": CPUs and memory nodes the container may use
+	BlkioWeight                  uint16 // 10..1000; 0 leaves the kernel's default
 	PidsLimit                    *int64
 	Ulimits                      []*units.Ulimit
 	ShmSize                      int64
@@ -243,8 +245,8 @@ func setResources(r *specs.LinuxResources, o SpecOptions) {
 			slog.Warn("swap limit not supported by the kernel; ignoring --memory-swap", "container", o.ID)
 		}
 	}
-	if o.NanoCPUs > 0 || o.CPUShares > 0 {
-		r.CPU = &specs.LinuxCPU{}
+	if o.NanoCPUs > 0 || o.CPUShares > 0 || o.CpusetCpus != "" || o.CpusetMems != "" {
+		r.CPU = &specs.LinuxCPU{Cpus: o.CpusetCpus, Mems: o.CpusetMems}
 		if o.CPUShares > 0 {
 			sh := uint64(o.CPUShares)
 			r.CPU.Shares = &sh
@@ -261,6 +263,10 @@ func setResources(r *specs.LinuxResources, o SpecOptions) {
 	}
 	if o.PidsLimit != nil && *o.PidsLimit > 0 {
 		r.Pids = &specs.LinuxPids{Limit: o.PidsLimit}
+	}
+	if o.BlkioWeight > 0 {
+		w := o.BlkioWeight
+		r.BlockIO = &specs.LinuxBlockIO{Weight: &w}
 	}
 }
 

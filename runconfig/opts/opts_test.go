@@ -105,6 +105,20 @@ func TestParseMemory(t *testing.T) {
 	}
 }
 
+func TestParseMemorySwap(t *testing.T) {
+	for in, want := range map[string]int64{"": 0, "-1": -1, "128m": 128 << 20, "0": 0} {
+		got, err := ParseMemorySwap(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMemorySwap(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"-5", "-1m", "much"} {
+		if _, err := ParseMemorySwap(bad); err == nil {
+			t.Errorf("ParseMemorySwap(%q): want error", bad)
+		}
+	}
+}
+
 func TestParseCPUs(t *testing.T) {
 	for in, want := range map[string]int64{"": 0, "1": 1e9, "0.5": 5e8, "1.5": 15e8, "0.000000001": 1, "2/4": 5e8} {
 		got, err := ParseCPUs(in)

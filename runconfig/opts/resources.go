@@ -27,6 +27,15 @@ func ParseMemory(s string) (int64, error) {
 	return n, nil
 }
 
+// ParseMemorySwap parses --memory-swap: a size as for --memory, or -1 for
+// unlimited swap; the empty string means "not set" (0).
+func ParseMemorySwap(s string) (int64, error) {
+	if s == "-1" {
+		return -1, nil
+	}
+	return ParseMemory(s)
+}
+
 // ParseCPUs converts a --cpus value ("1.5") to NanoCPUs. A rational is used
 // rather than a float so that "0.000000001" is exact and anything finer
 // than a nano-CPU is refused instead of silently rounded.
@@ -39,14 +48,14 @@ func ParseCPUs(s string) (int64, error) {
 		return 0, errdefs.InvalidParameter(fmt.Errorf("failed to parse %v as a rational number", s))
 	}
 	if r.Sign() < 0 {
-		return 0, errdefs.InvalidParameter(fmt.Errorf("invalid --cpus value %s: must not be negative", s))
+		return 0, errdefs.InvalidParameter(fmt.Errorf("the number of CPUs must not be negative"))
 	}
 	nano := r.Mul(r, big.NewRat(1e9, 1))
 	if !nano.IsInt() {
 		return 0, errdefs.InvalidParameter(fmt.Errorf("value is too precise"))
 	}
 	if !nano.Num().IsInt64() {
-		return 0, errdefs.InvalidParameter(fmt.Errorf("invalid --cpus value %s: too large", s))
+		return 0, errdefs.InvalidParameter(fmt.Errorf("too large"))
 	}
 	return nano.Num().Int64(), nil
 }

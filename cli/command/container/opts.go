@@ -1,6 +1,7 @@
 package container
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,8 +22,11 @@ type containerOptions struct {
 	interactive, tty                bool
 	attach                          []string
 	network                         string
-	memory, cpus                    string
+	memory, memorySwap, cpus        string
+	cpuShares                       int64
+	cpusetCpus, cpusetMems          string
 	pidsLimit                       int64
+	blkioWeight                     uint16
 	privileged, readOnly            bool
 	capAdd, capDrop, securityOpt    []string
 	tmpfs, volumes                  []string
@@ -54,8 +58,13 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.network, "net", "default", "Connect a container to a network")
 	_ = fs.MarkHidden("net")
 	fs.StringVarP(&o.memory, "memory", "m", "", "Memory limit")
+	fs.StringVar(&o.memorySwap, "memory-swap", "", "Swap limit equal to memory plus swap: '-1' to enable unlimited swap")
 	fs.StringVar(&o.cpus, "cpus", "", "Number of CPUs")
+	fs.Int64VarP(&o.cpuShares, "cpu-shares", "c", 0, "CPU shares (relative weight)")
+	fs.StringVar(&o.cpusetCpus, "cpuset-cpus", "", "CPUs in which to allow execution (0-3, 0,1)")
+	fs.StringVar(&o.cpusetMems, "cpuset-mems", "", "MEMs in which to allow execution (0-3, 0,1)")
 	fs.Int64Var(&o.pidsLimit, "pids-limit", 0, "Tune container pids limit (set -1 for unlimited)")
+	fs.Uint16Var(&o.blkioWeight, "blkio-weight", 0, "Block IO (relative weight), between 10 and 1000, or 0 to disable (default 0)")
 	fs.BoolVar(&o.privileged, "privileged", false, "Give extended privileges to this container")
 	fs.BoolVar(&o.readOnly, "read-only", false, "Mount the container's root filesystem as read only")
 	fs.StringArrayVar(&o.capAdd, "cap-add", nil, "Add Linux capabilities")
@@ -91,11 +100,20 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	}
 	mem, err := opts.ParseMemory(o.memory)
 	if err != nil {
-		return nil, err
+		return nil, flagError("-m, --memory", o.memory, err)
+	}
+	swap, err := opts.ParseMemorySwap(o.memorySwap)
+	if err != nil {
+		return nil, flagError("--memory-swap", o.memorySwap, err)
 	}
 	nano, err := opts.ParseCPUs(o.cpus)
 	if err != nil {
-		return nil, err
+		return nil, flagError("--cpus", o.cpus, err)
+	}
+	if nano == 0 && fs.Changed("cpus") {
+		// NanoCPUs 0 means "no limit" on the wire: the daemon could not
+		// tell --cpus 0 from no --cpus at all, so refuse it here.
+		return nil, flagError("--cpus", o.cpus, errdefs.InvalidParameter(errors.New("the number of CPUs must be more than 0 (leave --cpus out for no limit)")))
 	}
 	ulimits, err := opts.ParseUlimits(o.ulimits)
 	if err != nil {
@@ -171,13 +189,23 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 		LogConfig:      container.LogConfig{Type: o.logDriver, Config: logOpts},
 	}
 	h.Memory = mem
+	h.MemorySwap = swap
 	h.NanoCPUs = nano
+	h.CPUShares = o.cpuShares
+	h.CpusetCpus = o.cpusetCpus
+	h.CpusetMems = o.cpusetMems
+	h.BlkioWeight = o.blkioWeight
 	h.Ulimits = ulimits
 	if fs.Changed("pids-limit") {
 		p := o.pidsLimit
 		h.PidsLimit = &p
 	}
 	return &parsed{config: cfg, host: h, network: &network.NetworkingConfig{}}, nil
+}
+
+// flagError names the flag a bad value was given to, as pflag does.
+func flagError(flag, value string, err error) error {
+	return fmt.Errorf("invalid argument %q for \"%s\" flag: %w", value, flag, err)
 }
 
 // networkMode maps the CLI's "default" to the daemon's default network.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/docker/docker/client"
@@ -154,5 +155,68 @@ func TestCreateContainerWithInitBody(t *testing.T) {
 	}
 	if _, ok := hc["Init"]; ok && hc["Init"] != nil {
 		t.Fatalf("HostConfig.Init must be unset with --init=systemd: %v", hc["Init"])
+	}
+}
+
+func TestParseResourceFlags(t *testing.T) {
+	p, err := parseRun(t, "-m", "64m", "--memory-swap", "128m", "--cpus", "1.5", "-c", "512",
+		"--cpuset-cpus", "0-1", "--cpuset-mems", "0", "--pids-limit", "-1", "--blkio-weight", "300", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.host
+	if h.Memory != 64<<20 || h.MemorySwap != 128<<20 || h.NanoCPUs != 15e8 || h.CPUShares != 512 ||
+		h.CpusetCpus != "0-1" || h.CpusetMems != "0" || h.PidsLimit == nil || *h.PidsLimit != -1 || h.BlkioWeight != 300 {
+		t.Fatalf("resources %+v", h.Resources)
+	}
+	p, err = parseRun(t, "--cpu-shares", "2", "--memory-swap", "-1", "-m", "1g", "img")
+	if err != nil || p.host.CPUShares != 2 || p.host.MemorySwap != -1 {
+		t.Fatalf("--cpu-shares 2 --memory-swap -1: %+v %v", p.host.Resources, err)
+	}
+	// Values only the daemon can judge go through as given.
+	p, err = parseRun(t, "--cpu-shares", "-5", "--pids-limit", "-5", "--blkio-weight", "5", "--cpuset-cpus", "99", "-m", "1k", "img")
+	if err != nil || p.host.CPUShares != -5 || *p.host.PidsLimit != -5 || p.host.BlkioWeight != 5 || p.host.CpusetCpus != "99" || p.host.Memory != 1024 {
+		t.Fatalf("daemon-judged values: %+v %v", p.host.Resources, err)
+	}
+	p, err = parseRun(t, "img")
+	if err != nil || p.host.MemorySwap != 0 || p.host.CPUShares != 0 || p.host.CpusetCpus != "" || p.host.BlkioWeight != 0 {
+		t.Fatalf("defaults: %+v %v", p.host.Resources, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cpus", "0"}, `invalid argument "0" for "--cpus" flag: the number of CPUs must be more than 0`},
+		{[]string{"--cpus", "0.0"}, `"--cpus" flag`},
+		{[]string{"--cpus", ""}, `"--cpus" flag`},
+		{[]string{"--cpus", "-1"}, `invalid argument "-1" for "--cpus" flag`},
+		{[]string{"--memory-swap", "-5"}, `invalid argument "-5" for "--memory-swap" flag`},
+		{[]string{"--memory-swap", "lots"}, `"--memory-swap" flag`},
+		{[]string{"-m", "-1"}, `invalid argument "-1" for "-m, --memory" flag`},
+		{[]string{"--blkio-weight", "-1"}, `"--blkio-weight" flag`},
+		{[]string{"--blkio-weight", "70000"}, `"--blkio-weight" flag`},
+		{[]string{"-c", "x"}, `"-c, --cpu-shares" flag`},
+	} {
+		_, err := parseRun(t, append(tc.args, "img")...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// The limits reach the wire under the Engine API's names.
+func TestResourceFlagsJSON(t *testing.T) {
+	p, err := parseRun(t, "--memory-swap", "-1", "-m", "6m", "-c", "100", "--cpuset-cpus", "0", "--cpuset-mems", "0", "--blkio-weight", "10", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(p.host)
+	var hc map[string]any
+	json.Unmarshal(b, &hc)
+	for k, want := range map[string]any{"Memory": float64(6 << 20), "MemorySwap": float64(-1), "CpuShares": float64(100),
+		"CpusetCpus": "0", "CpusetMems": "0", "BlkioWeight": float64(10)} {
+		if hc[k] != want {
+			t.Errorf("%s = %v, want %v", k, hc[k], want)
+		}
 	}
 }

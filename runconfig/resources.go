@@ -1,0 +1,173 @@
+package runconfig
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	containertypes "github.com/docker/docker/api/types/container"
+	units "github.com/docker/go-units"
+
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// MinMemory is the smallest memory limit Docker accepts (6 MiB).
+const MinMemory = 6 * 1024 * 1024
+
+// Host is what resource validation needs to know of the machine.
+type Host struct {
+	NCPU        int    // CPUs the daemon may use (the ceiling of --cpus)
+	Cpus, Mems  string // CPUs and memory nodes a cpuset may name ("0-3,6")
+	BlkioWeight bool   // the kernel can weigh block I/O (blkio.weight / io.weight)
+}
+
+// ValidateResources refuses resource limits that are malformed or that the
+// host cannot honour, so that a create request fails with a 400 naming the
+// flag instead of leaving a container that cannot start. Zero values mean
+// "not set", as on the wire.
+func ValidateResources(r *containertypes.Resources, h Host) error {
+	bad := func(format string, args ...any) error {
+		return errdefs.InvalidParameter(fmt.Errorf(format, args...))
+	}
+	if r.Memory < 0 {
+		return bad("invalid --memory %d: the memory limit cannot be negative", r.Memory)
+	}
+	if r.Memory > 0 && r.Memory < MinMemory {
+		return bad("invalid --memory %s: Minimum memory limit allowed is 6MB", units.BytesSize(float64(r.Memory)))
+	}
+	switch {
+	case r.MemorySwap < -1:
+		return bad("invalid --memory-swap %d: use a size, or -1 for unlimited swap", r.MemorySwap)
+	case r.MemorySwap > 0 && r.Memory == 0:
+		return bad("invalid --memory-swap %s: set --memory too when limiting memory+swap", units.BytesSize(float64(r.MemorySwap)))
+	case r.MemorySwap > 0 && r.MemorySwap < r.Memory:
+		return bad("invalid --memory-swap %s: the memory+swap limit must not be smaller than --memory %s",
+			units.BytesSize(float64(r.MemorySwap)), units.BytesSize(float64(r.Memory)))
+	}
+	if r.NanoCPUs < 0 {
+		return bad("invalid --cpus %s: the number of CPUs must be more than 0", formatCPUs(r.NanoCPUs))
+	}
+	if h.NCPU > 0 && r.NanoCPUs > int64(h.NCPU)*1e9 {
+		return bad("invalid --cpus %s: the host has only %d CPUs, so --cpus must be more than 0 and at most %d",
+			formatCPUs(r.NanoCPUs), h.NCPU, h.NCPU)
+	}
+	if r.CPUShares < 0 {
+		return bad("invalid --cpu-shares %d: CPU shares cannot be negative", r.CPUShares)
+	}
+	if r.PidsLimit != nil && *r.PidsLimit < -1 {
+		return bad("invalid --pids-limit %d: use a positive limit, or 0 or -1 for unlimited", *r.PidsLimit)
+	}
+	if err := validateCpuset("--cpuset-cpus", "CPU", r.CpusetCpus, h.Cpus); err != nil {
+		return err
+	}
+	if err := validateCpuset("--cpuset-mems", "memory node", r.CpusetMems, h.Mems); err != nil {
+		return err
+	}
+	if r.BlkioWeight != 0 {
+		if r.BlkioWeight < 10 || r.BlkioWeight > 1000 {
+			return bad("invalid --blkio-weight %d: the weight must be between 10 and 1000", r.BlkioWeight)
+		}
+		if !h.BlkioWeight {
+			return bad("cannot use --blkio-weight %d: your kernel does not support blkio weight", r.BlkioWeight)
+		}
+	}
+	return nil
+}
+
+// formatCPUs shows NanoCPUs as the --cpus value that gave them.
+func formatCPUs(nano int64) string {
+	return strconv.FormatFloat(float64(nano)/1e9, 'f', -1, 64)
+}
+
+// validateCpuset checks a --cpuset-cpus/--cpuset-mems list against what
+// the host has (avail, in the same syntax; empty means "not known").
+func validateCpuset(flag, what, list, avail string) error {
+	if list == "" {
+		return nil
+	}
+	req, err := ParseCpuset(list)
+	if err != nil {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid %s %q: %w", flag, list, err))
+	}
+	if avail == "" {
+		return nil
+	}
+	have, err := ParseCpuset(avail)
+	if err != nil {
+		// The host's own list is unreadable: let the kernel judge.
+		return nil
+	}
+	if n, ok := have.Covers(req); !ok {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid %s %q: %s %d is not available (the host has %s)", flag, list, what, n, avail))
+	}
+	return nil
+}
+
+// Cpuset is a list of CPU or memory node numbers as sorted, disjoint,
+// inclusive ranges.
+type Cpuset [][2]int
+
+// maxCpusetID bounds the numbers in a list: Linux has at most 8192 CPUs,
+// and a bound keeps "0-999999999999" from overflowing.
+const maxCpusetID = 1 << 20
+
+// ParseCpuset parses the kernel's list format: "0-3,6,8-9".
+func ParseCpuset(s string) (Cpuset, error) {
+	var out Cpuset
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := cpusetID(lo)
+		if err != nil {
+			return nil, err
+		}
+		b := a
+		if isRange {
+			if b, err = cpusetID(hi); err != nil {
+				return nil, err
+			}
+			if b < a {
+				return nil, fmt.Errorf("range %q goes backwards", part)
+			}
+		}
+		out = append(out, [2]int{a, b})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	merged := out[:1]
+	for _, r := range out[1:] {
+		last := &merged[len(merged)-1]
+		if r[0] <= last[1]+1 {
+			last[1] = max(last[1], r[1])
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged, nil
+}
+
+func cpusetID(s string) (int, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("%q is not a number: use a list like 0-3,6", s)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n > maxCpusetID {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n, nil
+}
+
+// Covers reports whether every number of req is in c; if not, it returns
+// the first one missing.
+func (c Cpuset) Covers(req Cpuset) (int, bool) {
+	for _, r := range req {
+		n := r[0]
+		for n <= r[1] {
+			i := sort.Search(len(c), func(i int) bool { return c[i][1] >= n })
+			if i == len(c) || c[i][0] > n {
+				return n, false
+			}
+			n = c[i][1] + 1
+		}
+	}
+	return 0, true
+}
