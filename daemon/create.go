@@ -14,8 +14,8 @@ import (
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
-	"github.com/sdengine/engine/pkg/systemd"
 	"github.com/sdengine/engine/pkg/signal"
+	"github.com/sdengine/engine/pkg/systemd"
 	"github.com/sdengine/engine/runconfig"
 )
 
