@@ -313,8 +313,31 @@ func TestMachinedNestedSystemdHost(t *testing.T) {
 			t.Errorf("machinectl show lacks %q:\n%s", want, show)
 		}
 	}
-	if cg := mustIn("cat", "/proc/"+pid+"/cgroup"); !strings.Contains(cg, "/machine.slice/docker-"+id+".scope") {
-		t.Errorf("container not in its machine.slice scope:\n%s", cg)
+	// Its processes are in a Delegate=yes scope, in every hierarchy, below
+	// the slice that holds its limits.
+	scope := "/machine.slice/machine-docker.slice/machine-docker-" + id + ".slice/docker-" + id + ".scope"
+	for _, l := range strings.Split(mustIn("cat", "/proc/"+pid+"/cgroup"), "\n") {
+		if !strings.HasSuffix(l, ":"+scope) {
+			t.Errorf("container not in its scope under its limits slice: %s", l)
+		}
+	}
+	if d := mustIn("systemctl", "show", "-P", "Delegate", "docker-"+id+".scope"); d != "yes" {
+		t.Errorf("scope Delegate=%s", d)
+	}
+	limited := mustInner("run", "-d", "--pids-limit", "50", "-m", "64m", "busybox", "sleep", "60")
+	slice := "machine-docker-" + limited + ".slice"
+	if tasks := mustIn("systemctl", "show", "-P", "TasksMax", slice); tasks != "50" {
+		t.Errorf("%s TasksMax=%s, want 50", slice, tasks)
+	}
+	if r := inner("exec", limited, "sh", "-c", "echo 1000 > /sys/fs/cgroup/pids/pids.max"); r.Code == 0 {
+		t.Errorf("root in the container raised its pids limit")
+	}
+	if max := mustIn("cat", "/sys/fs/cgroup/pids/machine.slice/machine-docker.slice/"+slice+"/pids.max"); max != "50" {
+		t.Errorf("pids.max of the limits slice: %s", max)
+	}
+	mustInner("rm", "-f", limited)
+	if st := mustIn("systemctl", "show", "-P", "ActiveState", slice); st == "active" {
+		t.Errorf("limits slice still active after rm")
 	}
 	mustInner("stop", "-t", "1", id)
 	waitUntil(false)

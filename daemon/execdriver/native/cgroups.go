@@ -39,14 +39,14 @@ import (
 //	          so systemd can create it empty, before the container exists)
 
 // limitsCgroup describes the limits cgroup of a spec whose cgroupsPath names
-// the payload, with the spec's resources minus the device rules (those stay
-// on the payload, where libcontainer enforces them).
+// the payload, with the spec's resources. The device rules are among them:
+// the kernel applies a parent's rules to its subtree too, and systemd (v1)
+// moves a scope's processes up to its slice in every controller the slice
+// itself does not use.
 func limitsCgroup(cgroupsPath string, useSystemd bool, r *cgroups.Resources) (*cgroups.Cgroup, error) {
-	res := &cgroups.Resources{SkipDevices: true}
+	res := &cgroups.Resources{}
 	if r != nil {
 		cp := *r
-		cp.Devices = nil
-		cp.SkipDevices = true
 		res = &cp
 	}
 	if useSystemd {
@@ -199,9 +199,7 @@ func cgroupView(payloadRel string, delegate bool) ([]*configs.Mount, error) {
 		return nil, fmt.Errorf("listing cgroup hierarchies: %w", err)
 	}
 	// The payload is created later, by libcontainer, in every hierarchy
-	// where its parent, the limits cgroup, already is, and in the devices
-	// one, which the limits cgroup leaves out (the device rules are the
-	// payload's alone).
+	// where its parent, the limits cgroup, already is.
 	exists := func(dir string) bool {
 		_, err := os.Stat(dir)
 		return err == nil || !errors.Is(err, os.ErrNotExist)
@@ -209,7 +207,7 @@ func cgroupView(payloadRel string, delegate bool) ([]*configs.Mount, error) {
 	for _, h := range hierarchies {
 		base := filepath.Base(h.Mountpoint)
 		src := filepath.Join(h.Mountpoint, payloadRel)
-		if !exists(filepath.Dir(src)) && !slices.Contains(h.Subsystems, "devices") {
+		if !exists(filepath.Dir(src)) {
 			continue
 		}
 		writable := delegate && (slices.Contains(h.Subsystems, "systemd") || slices.Contains(h.Subsystems, "name=systemd"))
