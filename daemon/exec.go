@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 
 	containertypes "github.com/docker/docker/api/types/container"
@@ -138,9 +137,10 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 	}
 	proc, err := task.Exec(context.WithoutCancel(ctx), xo)
 	if err != nil {
-		code := 126
-		if isNotFound(err) {
-			code = 127
+		code := native.StartExitCode(err)
+		if code == 125 {
+			// Docker reports an exec the runtime could not start as 126.
+			code = 126
 		}
 		e.mu.Lock()
 		e.exitCode = &code
@@ -178,11 +178,6 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 	wait()
 	conn.Close()
 	return nil
-}
-
-func isNotFound(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "executable file not found") || strings.Contains(s, "no such file or directory")
 }
 
 // ExecInspect reports an exec instance.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -53,15 +52,7 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 	}
 	task, err := d.startLocked(ctx, c)
 	if err != nil {
-		code := 128
-		msg := err.Error()
-		switch {
-		case strings.Contains(msg, "executable file not found"), strings.Contains(msg, "no such file or directory"):
-			code = 127
-		case strings.Contains(msg, "permission denied"):
-			code = 126
-		}
-		c.State.SetStartFailed(code, msg)
+		c.State.SetStartFailed(native.StartExitCode(err), err.Error())
 		if serr := c.SaveLocked(); serr != nil {
 			slog.Error("save container after failed start", "id", c.ID, "err", serr)
 		}

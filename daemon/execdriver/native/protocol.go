@@ -72,8 +72,10 @@ type execRequest struct {
 }
 
 type response struct {
-	Error     string      `json:"error,omitempty"`
-	Class     string      `json:"class,omitempty"`
+	Error string `json:"error,omitempty"`
+	Class string `json:"class,omitempty"`
+	// StartCode is a failed start's exit code (StartError).
+	StartCode int         `json:"startCode,omitempty"`
 	Pid       int         `json:"pid,omitempty"`
 	ExecID    string      `json:"execId,omitempty"`
 	Started   bool        `json:"started,omitempty"`
@@ -93,6 +95,10 @@ const (
 
 func errResponse(err error) response {
 	r := response{Error: err.Error()}
+	var se *StartError
+	if errors.As(err, &se) {
+		r.StartCode = se.Code
+	}
 	switch errdefs.ClassOf(err) {
 	case errdefs.ClassInvalidParameter:
 		r.Class = classInvalid
@@ -112,6 +118,9 @@ func (r *response) err() error {
 		return nil
 	}
 	e := errors.New(r.Error)
+	if r.StartCode != 0 {
+		e = &StartError{Code: r.StartCode, Err: e}
+	}
 	switch r.Class {
 	case classInvalid:
 		return errdefs.InvalidParameter(e)

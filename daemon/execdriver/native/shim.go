@@ -377,19 +377,32 @@ func exitCode(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
-// classifyStartError marks failures caused by the container's own
-// configuration (missing binary, bad cwd or user) as invalid parameters.
+// classifyStartError is the one place where a failure to start a process
+// (the container's or an exec's) is classified: libcontainer's init
+// reports them as text from inside the container, so this is where that
+// text is read. A process that could not be found is exit code 127, one
+// that could not be executed 126, both caused by the container's own
+// configuration (invalid parameters); anything else is the engine's
+// failure, 125. The daemon reads the result from StartError's fields.
 func classifyStartError(err error) error {
 	msg := err.Error()
-	for _, s := range []string{
-		"executable file not found", "no such file or directory", "permission denied",
-		"not a directory", "is a directory", "chdir to cwd", "unable to find user", "exec format error",
-	} {
-		if strings.Contains(msg, s) {
-			return errdefs.InvalidParameter(err)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(msg, s) {
+				return true
+			}
 		}
+		return false
 	}
-	return err
+	switch {
+	case has("executable file not found", "no such file or directory"):
+		return errdefs.InvalidParameter(&StartError{Code: 127, Err: err})
+	case has("permission denied", "exec format error", "is a directory", "not a directory"):
+		return errdefs.InvalidParameter(&StartError{Code: 126, Err: err})
+	case has("chdir to cwd", "unable to find user"):
+		return errdefs.InvalidParameter(&StartError{Code: 125, Err: err})
+	}
+	return &StartError{Code: 125, Err: err}
 }
 
 // catchSignals makes the shim survive stray signals (SIGHUP by mistake,

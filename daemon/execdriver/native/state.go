@@ -30,6 +30,29 @@ type ExitStatus struct {
 	OOMKilled bool      `json:"oomKilled,omitempty"`
 }
 
+// StartError is a process (a container's or an exec's) that could not be
+// started. Code is the exit code that reports it, as Docker's: 127 the
+// command was not found, 126 it could not be executed, 125 the engine
+// failed to start it.
+type StartError struct {
+	Code int
+	Err  error
+}
+
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// StartExitCode is the exit code that reports err, a failure to start a
+// process: a StartError's code, or 125 when the failure came before (or
+// outside) the start itself.
+func StartExitCode(err error) int {
+	var se *StartError
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return 125
+}
+
 // ExitedError is returned (wrapped) by Restore when the container exited
 // while nobody was watching; Status is what the shim recorded.
 type ExitedError struct {
