@@ -13,7 +13,7 @@ import (
 	"github.com/sdengine/engine/pkg/systemd"
 )
 
-// Registration with systemd-machined (brief 3.4). The D-Bus calls run off
+// Registration with systemd-machined (docs/systemd.md, "machinectl"). The D-Bus calls run off
 // the start and exit paths, in one goroutine chain per container so that
 // an unregistration never overtakes the registration it undoes.
 

@@ -81,7 +81,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 }
 
 // containerEnv is the process environment (of the container's process and
-// of its execs): the merged config, container_uuid (brief 3.1; the user's
+// of its execs): the merged config, container_uuid (docs/systemd.md; the user's
 // value wins), and what Docker always adds.
 func containerEnv(c *container.Container, hostname string) []string {
 	env := c.Config.Env

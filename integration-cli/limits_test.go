@@ -12,8 +12,8 @@ import (
 	"github.com/opencontainers/cgroups"
 )
 
-// Root in a container cannot raise the limits it was given (brief 3.2,
-// issue 8): they live on a cgroup above the container's, out of its sight,
+// Root in a container cannot raise the limits it was given
+// (daemon/execdriver/native/cgroups.go): they live on a cgroup above the container's, out of its sight,
 // and its own view of the controllers is read-only. Proved for a plain
 // container and a systemd one (whose name=systemd and cgroup2 hierarchies
 // are writable), by trying each write as root and by a bounded fork bomb.

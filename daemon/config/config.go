@@ -26,11 +26,11 @@ type Config struct {
 	Group         string            `json:"group,omitempty"`
 	HooksDirs     []string          `json:"hooks-dirs,omitempty"`
 	// AutoSystemd gives images whose command is an init the systemd
-	// profile without --init=systemd (brief 3.2). A pointer: unset means on.
+	// profile without --init=systemd (docs/systemd.md). A pointer: unset means on.
 	AutoSystemd *bool `json:"auto-systemd-init,omitempty"`
 }
 
-// The defaults of brief section 2.
+// The default paths (README.md, "dockerd").
 const (
 	DefaultHost       = "unix:///var/run/docker.sock"
 	DefaultRoot       = "/var/lib/docker"

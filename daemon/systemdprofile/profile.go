@@ -1,4 +1,4 @@
-// Package systemdprofile is the systemd profile (brief 3.2): what a
+// Package systemdprofile is the systemd profile (docs/systemd.md): what a
 // container booting systemd as PID 1 needs from the engine, without
 // privileges. It works in two steps that the daemon's start path calls one
 // after the other:
