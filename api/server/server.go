@@ -47,7 +47,7 @@ func New(routers ...router.Router) *Server {
 	// confusing 404.
 	for _, u := range unimplemented {
 		method, path, _ := strings.Cut(u, " ")
-		h := notImplemented(u)
+		h := makeHandler(router.Route{Handler: notImplemented})
 		m.Path("/v{version:[0-9.]+}" + path).Methods(method).Handler(h)
 		m.Path(path).Methods(method).Handler(h)
 	}
@@ -59,12 +59,16 @@ func New(routers ...router.Router) *Server {
 		m.Path("/v{version:[0-9.]+}/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
 		m.Path("/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
 	}
-	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
-	})
-	m.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
-	})
+	// Docker answers OPTIONS (CORS preflight) on every path with an empty
+	// 200, after the version check like any other route.
+	options := makeHandler(router.Route{Handler: optionsOK})
+	m.Path("/v{version:[0-9.]+}/{anyroute:.*}").Methods(http.MethodOptions).Handler(options)
+	m.Path("/{anyroute:.*}").Methods(http.MethodOptions).Handler(options)
+	// An unknown path, and a known path asked with a method it does not
+	// serve, are both 404 {"message":"page not found"} in Docker (never
+	// 405), without the version headers.
+	m.NotFoundHandler = http.HandlerFunc(pageNotFound)
+	m.MethodNotAllowedHandler = http.HandlerFunc(pageNotFound)
 	return &Server{handler: m}
 }
 
@@ -132,10 +136,20 @@ func makeHandler(r router.Route) http.Handler {
 // EngineVersion is what /version reports as the engine's own version.
 var EngineVersion = "28.5.2-sd"
 
-func notImplemented(what string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httputils.WriteError(w, r, errdefs.NotImplemented(fmt.Errorf("%s is not implemented by this engine yet", what)))
-	})
+func pageNotFound(w http.ResponseWriter, r *http.Request) {
+	httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
+}
+
+func optionsOK(_ context.Context, w http.ResponseWriter, _ *http.Request, _ map[string]string) error {
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// notImplemented answers an endpoint of the Engine API that is routed but
+// not built: 501, naming the method and the path as the client sent it
+// (version prefix, names and escapes included), not the route's template.
+func notImplemented(_ context.Context, _ http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	return errdefs.NotImplemented(fmt.Errorf("%s %s is not implemented by this engine yet", r.Method, r.URL.EscapedPath()))
 }
 
 func noSuchObject(kind string) httputils.APIFunc {
