@@ -78,8 +78,25 @@ func TestInfoAndVersionThroughStockCLI(t *testing.T) {
 	if r.Code != 0 || strings.TrimSpace(r.Stdout) == "" {
 		t.Fatalf("stock version: %s", r)
 	}
-	r = shared.Stock("info", "--format", "{{.Driver}} {{.OSType}}")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "linux") {
+	r = shared.Stock("info", "--format", "{{.Driver}} {{.OSType}} {{.Swarm.LocalNodeState}}")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "linux inactive") {
 		t.Fatalf("stock info: %s", r)
+	}
+}
+
+// Docker prints "Swarm: inactive" between the plugins and the runtimes;
+// both CLIs must, from the API's Swarm.LocalNodeState.
+func TestInfoSwarmInactive(t *testing.T) {
+	for name, r := range map[string]Result{"stock": shared.Stock("info"), "ours": shared.CLI("info")} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, "\n Swarm: inactive\n Runtimes: ") {
+			t.Errorf("%s docker info has no \"Swarm: inactive\" before the runtimes: %s", name, r)
+		}
+		if strings.Contains(r.Stdout, "NodeID") {
+			t.Errorf("%s docker info prints node details for an inactive node: %s", name, r)
+		}
+	}
+	r := shared.CLI("info", "--format", "{{.Swarm.LocalNodeState}}")
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "inactive" {
+		t.Errorf("our info --format: %s", r)
 	}
 }
