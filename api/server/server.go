@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/docker/docker/api/types/versions"
 	"github.com/gorilla/mux"
@@ -29,7 +30,9 @@ const (
 // Server is the HTTP side of the daemon.
 type Server struct {
 	handler http.Handler
+	mu      sync.Mutex // guards servers: Serve runs once per listener, concurrently
 	servers []*http.Server
+	closed  bool
 }
 
 // New builds the handler from the routers.
@@ -78,7 +81,14 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve serves on l until it is closed.
 func (s *Server) Serve(l net.Listener) error {
 	srv := &http.Server{Handler: s.handler}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return nil
+	}
 	s.servers = append(s.servers, srv)
+	s.mu.Unlock()
 	err := srv.Serve(l)
 	if err == http.ErrServerClosed {
 		return nil
@@ -86,10 +96,14 @@ func (s *Server) Serve(l net.Listener) error {
 	return err
 }
 
-// Close stops accepting requests; hijacked streams are left to end on
-// their own.
+// Close stops accepting requests on every listener, including one whose
+// Serve has not begun yet; hijacked streams are left to end on their own.
 func (s *Server) Close(ctx context.Context) {
-	for _, srv := range s.servers {
+	s.mu.Lock()
+	s.closed = true
+	servers := s.servers
+	s.mu.Unlock()
+	for _, srv := range servers {
 		_ = srv.Shutdown(ctx)
 	}
 }
