@@ -30,10 +30,12 @@ unit:
 integration: binaries
 	$(GO) test -tags '$(TAGS) integration' -count=1 -timeout 30m ./integration-cli/
 
+# gofmt, vet, staticcheck; and the image store stands on its own (nothing under daemon/).
 lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
 	$(GO) vet -tags '$(TAGS)' ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS)' ./...
+	! $(GO) list -tags '$(TAGS)' -test -deps ./image/... | grep 'sdengine/engine/daemon/'
 
 # Build, start dockerd on its default paths, make the busybox image, run it.
 demo:

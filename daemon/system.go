@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/api/types/system"
 	"golang.org/x/sys/unix"
 
@@ -114,6 +115,9 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 		SecurityOptions:    []string{"name=seccomp,profile=builtin"},
 		Labels:             []string{},
 		Warnings:           []string{},
+		// No swarm mode here: the node is never part of a swarm, which
+		// Docker reports as "inactive" (the CLI prints "Swarm: inactive").
+		Swarm: swarm.Info{LocalNodeState: swarm.LocalNodeStateInactive},
 	}}
 	info.NumberOfHooks = d.hookCount()
 	info.Plugins.Log = logger.Names()

@@ -16,7 +16,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/sdengine/engine/daemon/graphdriver"
+	"github.com/sdengine/engine/image/graphdriver"
 )
 
 // tarFile is an entry for mkTar; a name ending in "/" is a directory.

@@ -8,7 +8,7 @@ import (
 	"github.com/docker/docker/api/types/storage"
 	dockerspec "github.com/moby/docker-image-spec/specs-go/v1"
 
-	"github.com/sdengine/engine/daemon/graphdriver"
+	"github.com/sdengine/engine/image/graphdriver"
 )
 
 // InspectImage renders img as `docker image inspect` shows it.

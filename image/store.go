@@ -25,7 +25,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/sdengine/engine/daemon/graphdriver"
+	"github.com/sdengine/engine/image/graphdriver"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 

@@ -44,9 +44,13 @@ func TestAPIErrors(t *testing.T) {
 		{"GET", "/v1.44/containers/nosuch/json", "", 404, "No such container: nosuch"},
 		{"POST", "/v1.44/containers/nosuch/start", "", 404, "No such container: nosuch"},
 		{"POST", "/v1.44/containers/create?name=bad/name", `{"Image":"busybox"}`, 400, "Invalid container name"},
-		{"GET", "/v1.44/networks", "", 501, "GET /networks is not implemented"},
-		{"POST", "/v1.44/build", "", 501, "POST /build is not implemented"},
-		{"GET", "/v1.44/no/such/endpoint", "", 404, "page not found"},
+		{"GET", "/v1.44/networks", "", 501, `"GET /v1.44/networks is not implemented`},
+		{"POST", "/v1.44/build", "", 501, `"POST /v1.44/build is not implemented`},
+		{"GET", "/v1.51/containers/abc/export", "", 501, `"GET /v1.51/containers/abc/export is not implemented`},
+		{"GET", "/v1.44/no/such/endpoint", "", 404, `{"message":"page not found"}`},
+		{"DELETE", "/v1.44/version", "", 404, `{"message":"page not found"}`},
+		{"PUT", "/v1.44/containers/nosuch/start", "", 404, `{"message":"page not found"}`},
+		{"OPTIONS", "/v1.44/containers/json", "", 200, ""},
 		{"GET", "/v1.44/containers/json?filters=%7Bbad", "", 400, "invalid filters"},
 		{"POST", "/v1.44/images/create?fromImage=busybox", "", 501, "pull"},
 	}
@@ -74,8 +78,25 @@ func TestInfoAndVersionThroughStockCLI(t *testing.T) {
 	if r.Code != 0 || strings.TrimSpace(r.Stdout) == "" {
 		t.Fatalf("stock version: %s", r)
 	}
-	r = shared.Stock("info", "--format", "{{.Driver}} {{.OSType}}")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "linux") {
+	r = shared.Stock("info", "--format", "{{.Driver}} {{.OSType}} {{.Swarm.LocalNodeState}}")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "linux inactive") {
 		t.Fatalf("stock info: %s", r)
+	}
+}
+
+// Docker prints "Swarm: inactive" between the plugins and the runtimes;
+// both CLIs must, from the API's Swarm.LocalNodeState.
+func TestInfoSwarmInactive(t *testing.T) {
+	for name, r := range map[string]Result{"stock": shared.Stock("info"), "ours": shared.CLI("info")} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, "\n Swarm: inactive\n Runtimes: ") {
+			t.Errorf("%s docker info has no \"Swarm: inactive\" before the runtimes: %s", name, r)
+		}
+		if strings.Contains(r.Stdout, "NodeID") {
+			t.Errorf("%s docker info prints node details for an inactive node: %s", name, r)
+		}
+	}
+	r := shared.CLI("info", "--format", "{{.Swarm.LocalNodeState}}")
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "inactive" {
+		t.Errorf("our info --format: %s", r)
 	}
 }

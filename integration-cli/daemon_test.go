@@ -36,8 +36,11 @@ type Daemon struct {
 	Root     string
 	ExecRoot string
 	Args     []string
-	cmd      *exec.Cmd
-	logFile  *os.File
+	// Wrapper, when set, runs dockerd: Wrapper[0] Wrapper[1:]... dockerd Args...
+	// (e.g. systemd-socket-activate, which execs dockerd in its own PID).
+	Wrapper []string
+	cmd     *exec.Cmd
+	logFile *os.File
 }
 
 // NewDaemon prepares (not starts) a daemon under a fresh short directory:
@@ -74,7 +77,11 @@ func (d *Daemon) Start(t testing.TB) {
 		t.Fatal(err)
 	}
 	d.logFile = lf
-	d.cmd = exec.Command(dockerd, d.Args...)
+	if len(d.Wrapper) > 0 {
+		d.cmd = exec.Command(d.Wrapper[0], append(append(d.Wrapper[1:len(d.Wrapper):len(d.Wrapper)], dockerd), d.Args...)...)
+	} else {
+		d.cmd = exec.Command(dockerd, d.Args...)
+	}
 	d.cmd.Stdout, d.cmd.Stderr = lf, lf
 	if err := d.cmd.Start(); err != nil {
 		t.Fatalf("start dockerd: %v", err)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/docker/docker/api/types/versions"
 	"github.com/gorilla/mux"
@@ -29,7 +30,9 @@ const (
 // Server is the HTTP side of the daemon.
 type Server struct {
 	handler http.Handler
+	mu      sync.Mutex // guards servers: Serve runs once per listener, concurrently
 	servers []*http.Server
+	closed  bool
 }
 
 // New builds the handler from the routers.
@@ -47,7 +50,7 @@ func New(routers ...router.Router) *Server {
 	// confusing 404.
 	for _, u := range unimplemented {
 		method, path, _ := strings.Cut(u, " ")
-		h := notImplemented(u)
+		h := makeHandler(router.Route{Handler: notImplemented})
 		m.Path("/v{version:[0-9.]+}" + path).Methods(method).Handler(h)
 		m.Path(path).Methods(method).Handler(h)
 	}
@@ -59,12 +62,16 @@ func New(routers ...router.Router) *Server {
 		m.Path("/v{version:[0-9.]+}/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
 		m.Path("/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
 	}
-	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
-	})
-	m.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
-	})
+	// Docker answers OPTIONS (CORS preflight) on every path with an empty
+	// 200, after the version check like any other route.
+	options := makeHandler(router.Route{Handler: optionsOK})
+	m.Path("/v{version:[0-9.]+}/{anyroute:.*}").Methods(http.MethodOptions).Handler(options)
+	m.Path("/{anyroute:.*}").Methods(http.MethodOptions).Handler(options)
+	// An unknown path, and a known path asked with a method it does not
+	// serve, are both 404 {"message":"page not found"} in Docker (never
+	// 405), without the version headers.
+	m.NotFoundHandler = http.HandlerFunc(pageNotFound)
+	m.MethodNotAllowedHandler = http.HandlerFunc(pageNotFound)
 	return &Server{handler: m}
 }
 
@@ -74,7 +81,14 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve serves on l until it is closed.
 func (s *Server) Serve(l net.Listener) error {
 	srv := &http.Server{Handler: s.handler}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return nil
+	}
 	s.servers = append(s.servers, srv)
+	s.mu.Unlock()
 	err := srv.Serve(l)
 	if err == http.ErrServerClosed {
 		return nil
@@ -82,10 +96,14 @@ func (s *Server) Serve(l net.Listener) error {
 	return err
 }
 
-// Close stops accepting requests; hijacked streams are left to end on
-// their own.
+// Close stops accepting requests on every listener, including one whose
+// Serve has not begun yet; hijacked streams are left to end on their own.
 func (s *Server) Close(ctx context.Context) {
-	for _, srv := range s.servers {
+	s.mu.Lock()
+	s.closed = true
+	servers := s.servers
+	s.mu.Unlock()
+	for _, srv := range servers {
 		_ = srv.Shutdown(ctx)
 	}
 }
@@ -132,10 +150,20 @@ func makeHandler(r router.Route) http.Handler {
 // EngineVersion is what /version reports as the engine's own version.
 var EngineVersion = "28.5.2-sd"
 
-func notImplemented(what string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httputils.WriteError(w, r, errdefs.NotImplemented(fmt.Errorf("%s is not implemented by this engine yet", what)))
-	})
+func pageNotFound(w http.ResponseWriter, r *http.Request) {
+	httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))
+}
+
+func optionsOK(_ context.Context, w http.ResponseWriter, _ *http.Request, _ map[string]string) error {
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// notImplemented answers an endpoint of the Engine API that is routed but
+// not built: 501, naming the method and the path as the client sent it
+// (version prefix, names and escapes included), not the route's template.
+func notImplemented(_ context.Context, _ http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	return errdefs.NotImplemented(fmt.Errorf("%s %s is not implemented by this engine yet", r.Method, r.URL.EscapedPath()))
 }
 
 func noSuchObject(kind string) httputils.APIFunc {

@@ -218,8 +218,21 @@ func writePidfile(path string) error {
 	return os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o644)
 }
 
-func listen(cfg *config.Config) ([]net.Listener, error) {
-	var out []net.Listener
+// listen opens every -H host. The sockets systemd passed are read once and
+// shared out among the fd:// hosts, each served once (`-H fd:// -H fd://`,
+// or `fd://` beside `fd://NAME`, does not serve one twice); those no host
+// names are closed. On an error nothing stays open.
+func listen(cfg *config.Config) (out []net.Listener, err error) {
+	var sd activatedSockets
+	defer func() {
+		if err != nil {
+			for _, l := range out {
+				l.Close()
+			}
+			out = nil
+		}
+		sd.closeUntaken()
+	}()
 	for _, h := range cfg.Hosts {
 		proto, addr, ok := strings.Cut(h, "://")
 		if !ok {
@@ -229,24 +242,24 @@ func listen(cfg *config.Config) ([]net.Listener, error) {
 		case "unix":
 			l, err := listenUnix(addr, cfg.Group)
 			if err != nil {
-				return nil, err
+				return out, err
 			}
 			out = append(out, l)
 		case "fd":
-			ls, err := activated(addr)
+			ls, err := sd.take(addr)
 			if err != nil {
-				return nil, err
+				return out, err
 			}
 			out = append(out, ls...)
 		case "tcp":
 			slog.Warn("API listening on TCP without TLS: anyone who can reach it is root on this host", "addr", addr)
 			l, err := net.Listen("tcp", addr)
 			if err != nil {
-				return nil, fmt.Errorf("listen on %s: %w", h, err)
+				return out, fmt.Errorf("listen on %s: %w", h, err)
 			}
 			out = append(out, l)
 		default:
-			return nil, fmt.Errorf("invalid host %q: protocol %q not supported", h, proto)
+			return out, fmt.Errorf("invalid host %q: protocol %q not supported", h, proto)
 		}
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/api/types/system"
 	units "github.com/docker/go-units"
 	"github.com/sdengine/engine/cli/command"
@@ -103,6 +104,7 @@ func printInfo(w io.Writer, i *system.Info, extra map[string]any) {
 	p(2, "Volume", strings.Join(i.Plugins.Volume, " "))
 	p(2, "Network", strings.Join(i.Plugins.Network, " "))
 	p(2, "Log", strings.Join(i.Plugins.Log, " "))
+	printSwarm(w, i.Swarm)
 	var runtimes []string
 	for name := range i.Runtimes {
 		runtimes = append(runtimes, name)
@@ -163,6 +165,23 @@ func printInfo(w io.Writer, i *system.Info, extra map[string]any) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// printSwarm prints the node's swarm state where Docker's CLI does, after
+// the plugins; the node's details only for a node in a swarm (this engine's
+// nodes never are: they report "inactive").
+func printSwarm(w io.Writer, s swarm.Info) {
+	fmt.Fprintf(w, " Swarm: %s\n", s.LocalNodeState)
+	switch s.LocalNodeState {
+	case swarm.LocalNodeStateInactive, swarm.LocalNodeStateLocked, "":
+		return
+	}
+	fmt.Fprintf(w, "  NodeID: %s\n", s.NodeID)
+	if s.Error != "" {
+		fmt.Fprintf(w, "  Error: %s\n", s.Error)
+	}
+	fmt.Fprintf(w, "  Is Manager: %t\n", s.ControlAvailable)
+	fmt.Fprintf(w, "  Node Address: %s\n", s.NodeAddr)
 }
 
 func titleWord(s string) string {

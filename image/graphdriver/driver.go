@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sdengine/engine/daemon/graphdriver/overlay2"
-	"github.com/sdengine/engine/daemon/graphdriver/vfs"
+	"github.com/sdengine/engine/image/graphdriver/overlay2"
+	"github.com/sdengine/engine/image/graphdriver/vfs"
 	"github.com/sdengine/engine/pkg/archive"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
