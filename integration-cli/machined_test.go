@@ -254,14 +254,7 @@ func TestMachinedNestedSystemdHost(t *testing.T) {
 		}
 		return strings.TrimSpace(r.Stdout)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for state := ""; state != "running" && state != "degraded"; {
-		if time.Now().After(deadline) {
-			t.Fatalf("systemd host did not boot (%q); logs:\n%s", state, shared.CLI("logs", host).Stdout)
-		}
-		state = strings.TrimSpace(in("systemctl", "is-system-running").Stdout)
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitBooted(t, host)
 
 	mustIn("systemd-run", "--unit=it-dockerd", "-p", "Delegate=yes", "-p", "KillMode=mixed",
 		"/sdengine/bin/dockerd", "-H", "unix:///run/itd.sock", "--data-root", "/itm/root",
