@@ -29,10 +29,13 @@ unit:
 integration: binaries
 	$(GO) test -tags '$(TAGS) integration' -count=1 -timeout 30m ./integration-cli/
 
+# The integration tests build only with the integration tag: vetted apart.
 lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
 	$(GO) vet -tags '$(TAGS)' ./...
+	$(GO) vet -tags '$(TAGS) integration' ./integration-cli/
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS)' ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS) integration' ./integration-cli/
 
 # Build, start dockerd on its default paths, make the busybox image, run it.
 demo:
