@@ -30,11 +30,14 @@ unit:
 integration: binaries
 	$(GO) test -tags '$(TAGS) integration' -count=1 -timeout 30m ./integration-cli/
 
-# gofmt, vet, staticcheck; and the image store stands on its own (nothing under daemon/).
+# gofmt, vet, staticcheck (the integration tests build only with their tag:
+# checked apart); and the image store stands on its own (nothing under daemon/).
 lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
 	$(GO) vet -tags '$(TAGS)' ./...
+	$(GO) vet -tags '$(TAGS) integration' ./integration-cli/
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS)' ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS) integration' ./integration-cli/
 	! $(GO) list -tags '$(TAGS)' -test -deps ./image/... | grep 'sdengine/engine/daemon/'
 
 # Build, start dockerd on its default paths, make the busybox image, run it.

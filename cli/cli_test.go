@@ -9,36 +9,45 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sdengine/engine/internal/testenv"
 )
 
-// These tests drive the whole CLI against a real Docker-API daemon named by
-// SDENGINE_CLI_TEST_HOST (e.g. a private dockerd, see
-// hack/cli-against-docker.sh); without it they are skipped.
+// These tests drive the whole CLI against a real Docker-API daemon: the one
+// SDENGINE_CLI_TEST_HOST names (e.g. Docker's, see
+// hack/cli-against-docker.sh), or else a private dockerd of this tree that
+// the test starts itself (daemon_test.go).
 
 type result struct {
 	out, err string
 	code     int
 }
 
+// daemonHost is the -H value docker uses; needDaemon sets it.
+var daemonHost string
+
 func docker(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	host := os.Getenv("SDENGINE_CLI_TEST_HOST")
-	code := Run(append([]string{"-H", host}, args...), io.NopCloser(strings.NewReader(stdin)), &out, &errb)
+	code := Run(append([]string{"-H", daemonHost}, args...), io.NopCloser(strings.NewReader(stdin)), &out, &errb)
 	return result{out.String(), errb.String(), code}
 }
 
+// needDaemon points docker at SDENGINE_CLI_TEST_HOST, or at a private
+// daemon started for t and stopped when t ends.
 func needDaemon(t *testing.T) {
-	if os.Getenv("SDENGINE_CLI_TEST_HOST") == "" {
-		t.Skip("SDENGINE_CLI_TEST_HOST not set")
+	t.Helper()
+	if daemonHost = os.Getenv("SDENGINE_CLI_TEST_HOST"); daemonHost == "" {
+		daemonHost = startPrivateDaemon(t)
 	}
 }
 
 // busyboxTar builds a rootfs tar from the host's static busybox.
 func busyboxTar(t *testing.T) string {
+	testenv.RequireExecutable(t, "/bin/busybox", "busybox-static")
 	bb, err := os.ReadFile("/bin/busybox")
 	if err != nil {
-		t.Skip("no /bin/busybox")
+		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "rootfs.tar")
 	f, err := os.Create(p)

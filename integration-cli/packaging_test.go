@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sdengine/engine/internal/testenv"
 )
 
 // The packaging tests check what the RPM ships, from the tree: the systemd
@@ -85,10 +87,8 @@ func TestPackagingSocketActivation(t *testing.T) {
 
 // TestPackagingManPage renders the generated docker-run.1 with man -l.
 func TestPackagingManPage(t *testing.T) {
-	man, err := exec.LookPath("man")
-	if err != nil {
-		t.Skip("man is not installed (hack/deps installs man-db and groff-base)")
-	}
+	testenv.RequireExecutable(t, "man", "man-db groff-base")
+	man, _ := exec.LookPath("man")
 	dir := t.TempDir()
 	genDocs(t, "-man", dir)
 	cmd := exec.Command(man, "-l", filepath.Join(dir, "man1", "docker-run.1"))
@@ -143,9 +143,7 @@ func TestPackagingCompletion(t *testing.T) {
 	// The shell function itself, as bash calls it on TAB after "--init="
 	// (bash splits the word at "="). It needs bash-completion's helpers.
 	const helpers = "/usr/share/bash-completion/bash_completion"
-	if !exists(helpers) {
-		t.Skip("bash-completion is not installed (hack/deps installs it)")
-	}
+	testenv.Require(t, exists(helpers), helpers+" (apt-get install bash-completion)")
 	drive := `source ` + helpers + `; source ` + script + `
 COMP_LINE="docker run --init="; COMP_POINT=${#COMP_LINE}
 COMP_WORDS=(docker run --init =); COMP_CWORD=3

@@ -42,6 +42,7 @@ func fakeDaemon(arg string) {
 }
 
 func TestRealDaemonKill9(t *testing.T) {
+	needDriver(t)
 	execRoot, _ := os.MkdirTemp(testBase, "exec")
 	id := "daemondeath"
 	cmd := exec.Command("/proc/self/exe")

@@ -17,6 +17,7 @@ import (
 
 func newTestDriver(t *testing.T) *Driver {
 	t.Helper()
+	needDriver(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sdengine/engine/internal/testenv"
 )
 
 // The tests talk to a real systemd-journald. The host has none (PID 1 is not
@@ -22,11 +24,18 @@ const nsEnv = "JOURNALD_TEST_IN_NS"
 
 const journaldBin = "/lib/systemd/systemd-journald"
 
-// haveJournald is false where the tests cannot set journald up; they skip.
-var haveJournald bool
+// haveJournald is false where the tests cannot set journald up: they skip,
+// or fail under SDENGINE_REQUIRE_ALL=1, naming what is missing.
+var (
+	haveJournald bool
+	missing      string
+)
 
 func TestMain(m *testing.M) {
-	if os.Getenv(nsEnv) == "" && os.Geteuid() == 0 && canRunJournald() {
+	if os.Getenv(nsEnv) == "" {
+		missing = missingForJournald()
+	}
+	if os.Getenv(nsEnv) == "" && missing == "" {
 		cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", os.Args[0]}, os.Args[1:]...)...)
 		cmd.Env = append(os.Environ(), nsEnv+"=1")
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -56,15 +65,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func canRunJournald() bool {
-	if _, err := os.Stat(journaldBin); err != nil {
-		return false
+// missingForJournald names what this machine lacks to run the tests, or
+// is "" when nothing is missing.
+func missingForJournald() string {
+	if os.Geteuid() != 0 {
+		return "root"
 	}
-	if _, err := exec.LookPath("journalctl"); err != nil {
-		return false
+	for _, need := range []struct{ prog, pkg string }{
+		{journaldBin, "systemd"},
+		{"journalctl", "systemd"},
+		{"unshare", "util-linux"},
+	} {
+		if !testenv.HaveExecutable(need.prog) {
+			return need.prog + " (apt-get install " + need.pkg + ")"
+		}
 	}
-	_, err := exec.LookPath("unshare")
-	return err == nil
+	return ""
 }
 
 // startJournald mounts the private /run and journal directory, starts
@@ -105,7 +121,5 @@ func startJournald() (stop func(), err error) {
 
 func needJournald(t *testing.T) {
 	t.Helper()
-	if !haveJournald {
-		t.Skip("needs root, unshare and systemd-journald")
-	}
+	testenv.Require(t, haveJournald, missing)
 }
