@@ -3,15 +3,12 @@
 package integrationcli
 
 import (
-	"context"
-	"io"
-	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sdengine/engine/internal/testenv"
 )
 
 // TestSocketActivationTwoSockets starts dockerd the way systemd does for a
@@ -38,7 +35,7 @@ func TestSocketActivationTwoSockets(t *testing.T) {
 	defer d.Cleanup(t)
 
 	for _, sock := range []string{a, b} {
-		if out, err := pingSock(sock); err != nil || out != "OK" {
+		if out, err := testenv.PingUnix(sock); err != nil || out != "OK" {
 			t.Errorf("/_ping on %s: %q %v\n%s", sock, out, err, d.Log())
 		}
 		r := run(stockCLI, "unix://"+sock, "", "info", "--format", "{{.Swarm.LocalNodeState}}")
@@ -49,19 +46,4 @@ func TestSocketActivationTwoSockets(t *testing.T) {
 	if n := strings.Count(d.Log(), `msg="API listening"`); n != 2 {
 		t.Errorf("dockerd listens %d times, want once on each of the two sockets:\n%s", n, d.Log())
 	}
-}
-
-func pingSock(sock string) (string, error) {
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-	}}
-	resp, err := hc.Get("http://d/_ping")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
 }

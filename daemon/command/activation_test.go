@@ -2,7 +2,6 @@ package command
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sdengine/engine/daemon/config"
+	"github.com/sdengine/engine/internal/testenv"
 )
 
 // The child half of the socket-activation tests: run by re-executing the
@@ -135,21 +135,6 @@ func activate(t *testing.T, hosts string, names []string, check func(t *testing.
 	check(t, socks, res)
 }
 
-func ping(sock string) (string, error) {
-	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-	}}
-	resp, err := hc.Get("http://d/_ping")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
-
 func wantServed(t *testing.T, res activationResult, want ...string) {
 	t.Helper()
 	if res.err != "" {
@@ -159,7 +144,7 @@ func wantServed(t *testing.T, res activationResult, want ...string) {
 		t.Fatalf("listening on %q, want %q (each socket once)", res.addrs, want)
 	}
 	for _, sock := range want {
-		if out, err := ping(sock); err != nil || out != "OK" {
+		if out, err := testenv.PingUnix(sock); err != nil || out != "OK" {
 			t.Errorf("/_ping on %s: %q %v", sock, out, err)
 		}
 	}
@@ -187,7 +172,7 @@ func TestListenActivatedByNumberClosesTheRest(t *testing.T) {
 	activate(t, "fd://4", []string{"api", "other"}, func(t *testing.T, s []string, res activationResult) {
 		wantServed(t, res, s[1])
 		// Nothing would ever accept on the socket no -H named.
-		if _, err := ping(s[0]); err == nil {
+		if _, err := testenv.PingUnix(s[0]); err == nil {
 			t.Errorf("%s answers; it should have been closed", s[0])
 		}
 	})
