@@ -192,14 +192,27 @@ func removeJournal(c *container.Container) error {
 // as Red Hat's fork of the default profile did. Capabilities still decide
 // what succeeds: without CAP_SYS_ADMIN a mount fails with EPERM as before,
 // but from the kernel, which systemd handles, not from seccomp.
-func allowSystemdSyscalls(spec *specs.Spec) {
-	if spec.Linux == nil || spec.Linux.Seccomp == nil {
+// Only the daemon's default profile gets them: a profile the user chose
+// with --security-opt seccomp= is used as written.
+func allowSystemdSyscalls(c *container.Container, spec *specs.Spec) {
+	if spec.Linux == nil || spec.Linux.Seccomp == nil || ownSeccompProfile(c.HostConfig.SecurityOpt) {
 		return
 	}
 	spec.Linux.Seccomp.Syscalls = append(spec.Linux.Seccomp.Syscalls, specs.LinuxSyscall{
 		Names:  []string{"mount", "umount2", "unshare", "reboot", "name_to_handle_at"},
 		Action: specs.ActAllow,
 	})
+}
+
+// ownSeccompProfile reports whether the user chose the seccomp profile
+// (seccomp=FILE or seccomp=unconfined, in the "=" or legacy ":" form).
+func ownSeccompProfile(securityOpt []string) bool {
+	for _, opt := range securityOpt {
+		if strings.HasPrefix(opt, "seccomp=") || strings.HasPrefix(opt, "seccomp:") {
+			return true
+		}
+	}
+	return false
 }
 
 // statOwner returns the group of a file.

@@ -97,7 +97,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		return nil, fmt.Errorf("build OCI spec: %w", err)
 	}
 	if c.InitSystem == initSystemd {
-		allowSystemdSyscalls(spec)
+		allowSystemdSyscalls(c, spec)
 	}
 	if err := d.applyHooks(c, spec); err != nil {
 		return nil, err
