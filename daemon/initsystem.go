@@ -14,6 +14,7 @@ import (
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/daemon/systemdprofile"
 )
 
 // The systemd profile (brief 3.2): what a container booting systemd as
@@ -188,20 +189,14 @@ func removeJournal(c *container.Container) error {
 	return nil
 }
 
-// allowSystemdSyscalls lets systemd make the calls it needs in this mode,
-// as Red Hat's fork of the default profile did. Capabilities still decide
-// what succeeds: without CAP_SYS_ADMIN a mount fails with EPERM as before,
-// but from the kernel, which systemd handles, not from seccomp.
-// Only the daemon's default profile gets them: a profile the user chose
-// with --security-opt seccomp= is used as written.
+// allowSystemdSyscalls adds systemd's seccomp allowances (measured: none,
+// see systemdprofile.AllowSyscalls) to the daemon's default profile only:
+// a profile the user chose with --security-opt seccomp= is used as written.
 func allowSystemdSyscalls(c *container.Container, spec *specs.Spec) {
 	if spec.Linux == nil || spec.Linux.Seccomp == nil || ownSeccompProfile(c.HostConfig.SecurityOpt) {
 		return
 	}
-	spec.Linux.Seccomp.Syscalls = append(spec.Linux.Seccomp.Syscalls, specs.LinuxSyscall{
-		Names:  []string{"mount", "umount2", "unshare", "reboot", "name_to_handle_at"},
-		Action: specs.ActAllow,
-	})
+	systemdprofile.AllowSyscalls(spec.Linux.Seccomp)
 }
 
 // ownSeccompProfile reports whether the user chose the seccomp profile
