@@ -18,17 +18,23 @@ import (
 	"github.com/sdengine/engine/internal/testenv"
 )
 
-// The child half of the socket-activation tests: run by re-executing the
-// test binary with the sockets as fds 3 and 4, the way systemd passes
-// them. LISTEN_PID must name the process that reads them, which only the
-// child knows, so it sets it itself (systemd sets it between fork and exec).
-// It reports what listen gave, serves /_ping on each listener, and exits
-// when its stdin closes.
-func TestActivationChild(t *testing.T) {
-	hosts := os.Getenv("SDENGINE_TEST_ACTIVATION_HOSTS")
-	if hosts == "" {
-		t.Skip("run by TestListenActivated* only")
+// TestMain runs the child half of the socket-activation tests when the
+// test binary is re-executed as one.
+func TestMain(m *testing.M) {
+	if hosts := os.Getenv("SDENGINE_TEST_ACTIVATION_HOSTS"); hosts != "" {
+		activationChild(hosts)
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// activationChild is the child half of the socket-activation tests: the
+// test binary re-executed with the sockets as fds 3 and 4, the way systemd
+// passes them. LISTEN_PID must name the process that reads them, which only
+// the child knows, so it sets it itself (systemd sets it between fork and
+// exec). It reports what listen gave, serves /_ping on each listener, and
+// exits when its stdin closes.
+func activationChild(hosts string) {
 	if os.Getenv("LISTEN_FDS") != "" {
 		os.Setenv("LISTEN_PID", strconv.Itoa(os.Getpid()))
 	}
@@ -67,7 +73,7 @@ func activate(t *testing.T, hosts string, names []string, check func(t *testing.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	cmd := exec.Command(os.Args[0], "-test.run=^TestActivationChild$", "-test.v=false")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "SDENGINE_TEST_ACTIVATION_HOSTS="+hosts)
 	var socks []string
 	if names != nil {
