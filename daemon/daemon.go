@@ -15,6 +15,7 @@ import (
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/config"
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/image/graphdriver"
@@ -111,14 +112,14 @@ func (d *Daemon) restore(ctx context.Context) {
 			go d.monitor(c, task)
 			continue
 		}
-		var exited *native.ExitedError
+		var exited *execdriver.ExitedError
 		if errors.As(err, &exited) {
 			slog.Info("container exited while the daemon was down", "id", c.ID, "code", exited.Status.Code)
 			d.handleExit(c, exited.Status, "")
 			continue
 		}
 		slog.Error("container's shim is gone and left no exit status", "id", c.ID, "err", err)
-		d.handleExit(c, native.ExitStatus{Code: 255, ExitedAt: time.Now()}, "container state lost: "+err.Error())
+		d.handleExit(c, execdriver.ExitStatus{Code: 255, ExitedAt: time.Now()}, "container state lost: "+err.Error())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/pkg/stringid"
 
 	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -111,7 +112,7 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 		return err
 	}
 	tty := e.opts.Tty || startOpts.Tty
-	xo := native.ExecOptions{
+	xo := execdriver.ExecOptions{
 		Args: e.opts.Cmd, Env: env, Cwd: cwd, UID: uid, GID: gid, AdditionalGids: groups,
 		Tty: tty, Privileged: e.opts.Privileged,
 	}
@@ -137,7 +138,7 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 	}
 	proc, err := task.Exec(context.WithoutCancel(ctx), xo)
 	if err != nil {
-		code := native.StartExitCode(err)
+		code := execdriver.StartExitCode(err)
 		if code == 125 {
 			// Docker reports an exec the runtime could not start as 126.
 			code = 126

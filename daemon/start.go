@@ -9,6 +9,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -52,7 +53,7 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 	}
 	task, err := d.startLocked(ctx, c)
 	if err != nil {
-		c.State.SetStartFailed(native.StartExitCode(err), err.Error())
+		c.State.SetStartFailed(execdriver.StartExitCode(err), err.Error())
 		if serr := c.SaveLocked(); serr != nil {
 			slog.Error("save container after failed start", "id", c.ID, "err", serr)
 		}
@@ -93,7 +94,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		return nil, err
 	}
 	t0 := time.Now()
-	task, err = d.driver.Create(ctx, native.CreateOptions{
+	task, err = d.driver.Create(ctx, execdriver.CreateOptions{
 		ID:            c.ID,
 		Spec:          spec,
 		Tty:           c.Config.Tty,
@@ -155,14 +156,14 @@ func (d *Daemon) monitor(c *container.Container, task *native.Task) {
 	st, err := task.Wait(context.Background())
 	if err != nil {
 		slog.Error("lost track of container", "id", c.ID, "err", err)
-		st = native.ExitStatus{Code: 255, ExitedAt: time.Now()}
+		st = execdriver.ExitStatus{Code: 255, ExitedAt: time.Now()}
 	}
 	d.handleExit(c, st, "")
 }
 
 // handleExit records an exit and releases what the run held: the exec
 // driver's state, the rootfs mount, and the container itself with --rm.
-func (d *Daemon) handleExit(c *container.Container, st native.ExitStatus, errMsg string) {
+func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, errMsg string) {
 	d.mu.Lock()
 	delete(d.tasks, c.ID)
 	closing := d.closing && d.cfg.LiveRestore

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -89,7 +90,7 @@ func (d *Daemon) ContainerLogs(ctx context.Context, name string, opts containert
 // of the output.
 type pendingAttach struct {
 	ctx     context.Context
-	streams native.Streams
+	streams execdriver.Streams
 	done    chan error
 }
 
@@ -120,7 +121,7 @@ func (d *Daemon) ContainerAttach(ctx context.Context, name string, cfg backend.A
 	if !cfg.Stream {
 		return nil
 	}
-	var s native.Streams
+	var s execdriver.Streams
 	if cfg.Stdin && openStdin {
 		// The shim closes what it is given when stdin ends; the connection
 		// itself must stay open for the output.

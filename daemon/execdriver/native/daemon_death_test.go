@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
 )
 
@@ -29,7 +30,7 @@ func fakeDaemon(arg string) {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	task, err := d.Create(context.Background(), CreateOptions{ID: parts[1], Spec: spec})
+	task, err := d.Create(context.Background(), execdriver.CreateOptions{ID: parts[1], Spec: spec})
 	if err == nil {
 		err = task.Start()
 	}
@@ -69,7 +70,7 @@ func TestRealDaemonKill9(t *testing.T) {
 	}
 	var got syncBuf
 	done := make(chan error, 1)
-	go func() { done <- task.Attach(context.Background(), Streams{Stdout: &got}) }()
+	go func() { done <- task.Attach(context.Background(), execdriver.Streams{Stdout: &got}) }()
 	waitFor(t, "output", func() bool { return strings.Contains(got.String(), "alive") })
 	if err := task.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
-	"github.com/sdengine/engine/daemon/logger"
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -74,15 +74,6 @@ func (d *Driver) stateDir(id string) string { return filepath.Join(d.containersD
 // validID is what libcontainer accepts, minus leading dots.
 var validID = regexp.MustCompile(`^[A-Za-z0-9_+\-][A-Za-z0-9_+\-.]*$`)
 
-// CreateOptions describes a container to create.
-type CreateOptions struct {
-	ID                          string
-	Spec                        *specs.Spec
-	Tty, OpenStdin, StdinOnce   bool
-	ConsoleHeight, ConsoleWidth uint16
-	Log                         logger.Info // the log driver and what it needs
-}
-
 // createTimeout bounds how long we wait for the shim to report; a healthy
 // create takes well under a second.
 const createTimeout = 60 * time.Second
@@ -90,7 +81,7 @@ const createTimeout = 60 * time.Second
 // Create spawns the container's shim, which creates the container: when it
 // returns, namespaces, mounts and prestart hooks are done and the user's
 // process waits for Start. On failure nothing is left behind.
-func (d *Driver) Create(ctx context.Context, o CreateOptions) (_ *Task, retErr error) {
+func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ *Task, retErr error) {
 	if !validID.MatchString(o.ID) {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid container id %q", o.ID))
 	}
@@ -229,12 +220,12 @@ func (d *Driver) Restore(ctx context.Context, id string) (*Task, error) {
 	if err == nil {
 		conn.Close()
 		if resp.Exit != nil {
-			return nil, fmt.Errorf("restoring %s: %w", id, &ExitedError{Status: *resp.Exit})
+			return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.ExitedError{Status: *resp.Exit})
 		}
 		return &Task{d: d, id: id, dir: dir, pid: resp.Pid, tty: resp.Tty}, nil
 	}
 	if st, rerr := readExit(dir); rerr == nil && st != nil {
-		return nil, fmt.Errorf("restoring %s: %w", id, &ExitedError{Status: *st})
+		return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.ExitedError{Status: *st})
 	}
 	if liveShimPid(dir) != 0 {
 		return nil, errdefs.Unavailable(fmt.Errorf("shim of %s is not answering: %w", id, err))
@@ -244,11 +235,11 @@ func (d *Driver) Restore(ctx context.Context, id string) (*Task, error) {
 	// container is stopped and reported as exited abnormally.
 	slog.Warn("shim gone without exit status; killing the container", "id", id, "err", err)
 	d.killContainer(id)
-	st := ExitStatus{Code: 255, ExitedAt: time.Now().UTC()}
+	st := execdriver.ExitStatus{Code: 255, ExitedAt: time.Now().UTC()}
 	if werr := writeJSONFile(filepath.Join(dir, exitFile), st); werr != nil {
 		slog.Warn("recording exit status", "id", id, "err", werr)
 	}
-	return nil, fmt.Errorf("restoring %s: %w", id, &ExitedError{Status: st})
+	return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.ExitedError{Status: st})
 }
 
 // Delete makes sure the container is gone: its shim (given a moment to

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/pkg/stringid"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/daemon/oci"
 )
@@ -61,7 +62,7 @@ func createContainer(t *testing.T, d *Driver, script string, o ctrOpts) (*Task, 
 	if o.log {
 		logInfo = logger.Info{Driver: "json-file", LogPath: t.TempDir() + "/ctr-json.log", ContainerID: id}
 	}
-	task, err := d.Create(context.Background(), CreateOptions{
+	task, err := d.Create(context.Background(), execdriver.CreateOptions{
 		ID: id, Spec: spec, Tty: o.tty, OpenStdin: o.openStdin, StdinOnce: o.stdinOnce,
 		ConsoleHeight: o.height, ConsoleWidth: o.width, Log: logInfo,
 	})
@@ -107,7 +108,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func waitExit(t *testing.T, task *Task) ExitStatus {
+func waitExit(t *testing.T, task *Task) execdriver.ExitStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -119,10 +120,10 @@ func waitExit(t *testing.T, task *Task) ExitStatus {
 }
 
 // runAttached attaches, starts and waits; it returns stdout, stderr, status.
-func runAttached(t *testing.T, task *Task, stdin string) (string, string, ExitStatus) {
+func runAttached(t *testing.T, task *Task, stdin string) (string, string, execdriver.ExitStatus) {
 	t.Helper()
 	var out, errb syncBuf
-	s := Streams{Stdout: &out, Stderr: &errb}
+	s := execdriver.Streams{Stdout: &out, Stderr: &errb}
 	if stdin != "" {
 		s.Stdin = nopCloser{strings.NewReader(stdin)}
 	}

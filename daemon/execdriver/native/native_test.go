@@ -16,6 +16,7 @@ import (
 	"github.com/docker/go-units"
 	"github.com/opencontainers/cgroups"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -71,7 +72,7 @@ func TestTtyResize(t *testing.T) {
 	pr, pw, _ := os.Pipe()
 	var out syncBuf
 	done := make(chan error, 1)
-	go func() { done <- task.Attach(context.Background(), Streams{Stdin: pr, Stdout: &out}) }()
+	go func() { done <- task.Attach(context.Background(), execdriver.Streams{Stdin: pr, Stdout: &out}) }()
 	time.Sleep(20 * time.Millisecond)
 	if err := task.Start(); err != nil {
 		t.Fatal(err)
@@ -106,9 +107,9 @@ func TestExecAndSignal(t *testing.T) {
 	ctx := context.Background()
 
 	var out, errOut syncBuf
-	p, err := task.Exec(ctx, ExecOptions{
+	p, err := task.Exec(ctx, execdriver.ExecOptions{
 		Args: []string{"sh", "-c", "echo out; echo err >&2; id -u; exit 7"}, Env: []string{"PATH=/bin"},
-		UID: 1000, GID: 1000, Streams: Streams{Stdout: &out, Stderr: &errOut},
+		UID: 1000, GID: 1000, Streams: execdriver.Streams{Stdout: &out, Stderr: &errOut},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -127,9 +128,9 @@ func TestExecAndSignal(t *testing.T) {
 	// With a tty and stdin; the size set at start and a resize apply.
 	var ttyOut syncBuf
 	pr, pw, _ := os.Pipe()
-	p, err = task.Exec(ctx, ExecOptions{
+	p, err = task.Exec(ctx, execdriver.ExecOptions{
 		Args: []string{"sh", "-c", "tty; read x; stty size"}, Env: []string{"PATH=/bin"}, Tty: true,
-		ConsoleHeight: 10, ConsoleWidth: 40, Streams: Streams{Stdin: pr, Stdout: &ttyOut},
+		ConsoleHeight: 10, ConsoleWidth: 40, Streams: execdriver.Streams{Stdin: pr, Stdout: &ttyOut},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +148,8 @@ func TestExecAndSignal(t *testing.T) {
 
 	// A privileged exec gets more than the container's capabilities.
 	var capOut syncBuf
-	p, err = task.Exec(ctx, ExecOptions{Args: []string{"grep", "CapEff", "/proc/self/status"}, Env: []string{"PATH=/bin"},
-		Privileged: true, Streams: Streams{Stdout: &capOut}})
+	p, err = task.Exec(ctx, execdriver.ExecOptions{Args: []string{"grep", "CapEff", "/proc/self/status"}, Env: []string{"PATH=/bin"},
+		Privileged: true, Streams: execdriver.Streams{Stdout: &capOut}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,12 +158,12 @@ func TestExecAndSignal(t *testing.T) {
 	}
 
 	// Exec of a missing binary is the caller's mistake.
-	if _, err := task.Exec(ctx, ExecOptions{Args: []string{"/nope"}}); !errdefs.IsInvalidParameter(err) {
+	if _, err := task.Exec(ctx, execdriver.ExecOptions{Args: []string{"/nope"}}); !errdefs.IsInvalidParameter(err) {
 		t.Fatalf("missing exec binary: %v", err)
 	}
 
 	// Signalling an exec'd process.
-	p, err = task.Exec(ctx, ExecOptions{Args: []string{"/bin/sleep", "100"}})
+	p, err = task.Exec(ctx, execdriver.ExecOptions{Args: []string{"/bin/sleep", "100"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestCreateErrorsLeaveNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = d.Create(context.Background(), CreateOptions{ID: "bad", Spec: spec})
+		_, err = d.Create(context.Background(), execdriver.CreateOptions{ID: "bad", Spec: spec})
 		if !errdefs.IsInvalidParameter(err) || !strings.Contains(err.Error(), "no such file") && !strings.Contains(err.Error(), "not found") {
 			t.Fatalf("%v: error %v", args, err)
 		}
@@ -202,7 +203,7 @@ func TestCreateErrorsLeaveNothing(t *testing.T) {
 	spec, _ := oci.Build(oci.SpecOptions{ID: "badcwd", Rootfs: testRootfs, Args: []string{"true"}, Cwd: "/nonexistent/dir", CgroupParent: testCgroupParent})
 	// libcontainer creates a missing cwd; a file as cwd is an error.
 	spec.Process.Cwd = "/etc/passwd"
-	if _, err := d.Create(context.Background(), CreateOptions{ID: "badcwd", Spec: spec}); !errdefs.IsInvalidParameter(err) {
+	if _, err := d.Create(context.Background(), execdriver.CreateOptions{ID: "badcwd", Spec: spec}); !errdefs.IsInvalidParameter(err) {
 		t.Fatalf("bad cwd: %v", err)
 	}
 }
@@ -230,7 +231,7 @@ func TestRestoreAfterDaemonDeath(t *testing.T) {
 	}
 	var out syncBuf
 	done := make(chan error, 1)
-	go func() { done <- t2.Attach(context.Background(), Streams{Stdout: &out}) }()
+	go func() { done <- t2.Attach(context.Background(), execdriver.Streams{Stdout: &out}) }()
 	waitFor(t, "output after restore", func() bool { return strings.Count(out.String(), "tick") >= 2 })
 	if err := t2.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -257,7 +258,7 @@ func TestExitWhileDaemonDown(t *testing.T) {
 	waitFor(t, "shim exit", func() bool { return liveShimPid(dir) == 0 })
 	d2, _ := New(d.execRoot, d.shimBinary, false)
 	_, err := d2.Restore(context.Background(), id)
-	var ee *ExitedError
+	var ee *execdriver.ExitedError
 	if !errors.As(err, &ee) || ee.Status.Code != 4 {
 		t.Fatalf("restore: %v", err)
 	}
@@ -287,7 +288,7 @@ func TestShimKilledDeleteCleansUp(t *testing.T) {
 	// A new daemon finds the orphan, kills it and reports it exited.
 	d2, _ := New(d.execRoot, d.shimBinary, false)
 	_, err := d2.Restore(context.Background(), task.ID())
-	var ee *ExitedError
+	var ee *execdriver.ExitedError
 	if !errors.As(err, &ee) {
 		t.Fatalf("restore: %v", err)
 	}
@@ -366,7 +367,7 @@ func TestCreateStartWaitTiming(t *testing.T) {
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
 		spec, _ := oci.Build(oci.SpecOptions{ID: "timing", Rootfs: testRootfs, Args: []string{"true"}, CgroupParent: testCgroupParent})
-		task, err := d.Create(context.Background(), CreateOptions{ID: "timing", Spec: spec})
+		task, err := d.Create(context.Background(), execdriver.CreateOptions{ID: "timing", Spec: spec})
 		if err != nil {
 			t.Fatal(err)
 		}

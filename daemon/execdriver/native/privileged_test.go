@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
 )
 
@@ -17,7 +18,7 @@ func TestPrivilegedAndMultipleAttachers(t *testing.T) {
 	var a, b syncBuf
 	done := make(chan error, 2)
 	for _, w := range []*syncBuf{&a, &b} {
-		go func(w *syncBuf) { done <- task.Attach(context.Background(), Streams{Stdout: w, Stderr: w}) }(w)
+		go func(w *syncBuf) { done <- task.Attach(context.Background(), execdriver.Streams{Stdout: w, Stderr: w}) }(w)
 	}
 	time.Sleep(30 * time.Millisecond)
 	if err := task.Start(); err != nil {

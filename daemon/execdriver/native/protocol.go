@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -75,14 +76,14 @@ type response struct {
 	Error string `json:"error,omitempty"`
 	Class string `json:"class,omitempty"`
 	// StartCode is a failed start's exit code (StartError).
-	StartCode int         `json:"startCode,omitempty"`
-	Pid       int         `json:"pid,omitempty"`
-	ExecID    string      `json:"execId,omitempty"`
-	Started   bool        `json:"started,omitempty"`
-	Tty       bool        `json:"tty,omitempty"`
-	OpenStdin bool        `json:"openStdin,omitempty"`
-	StdinOnce bool        `json:"stdinOnce,omitempty"`
-	Exit      *ExitStatus `json:"exit,omitempty"`
+	StartCode int                    `json:"startCode,omitempty"`
+	Pid       int                    `json:"pid,omitempty"`
+	ExecID    string                 `json:"execId,omitempty"`
+	Started   bool                   `json:"started,omitempty"`
+	Tty       bool                   `json:"tty,omitempty"`
+	OpenStdin bool                   `json:"openStdin,omitempty"`
+	StdinOnce bool                   `json:"stdinOnce,omitempty"`
+	Exit      *execdriver.ExitStatus `json:"exit,omitempty"`
 }
 
 // Error classes as sent over the wire.
@@ -95,7 +96,7 @@ const (
 
 func errResponse(err error) response {
 	r := response{Error: err.Error()}
-	var se *StartError
+	var se *execdriver.StartError
 	if errors.As(err, &se) {
 		r.StartCode = se.Code
 	}
@@ -119,7 +120,7 @@ func (r *response) err() error {
 	}
 	e := errors.New(r.Error)
 	if r.StartCode != 0 {
-		e = &StartError{Code: r.StartCode, Err: e}
+		e = &execdriver.StartError{Code: r.StartCode, Err: e}
 	}
 	switch r.Class {
 	case classInvalid:

@@ -28,6 +28,7 @@ import (
 	// The C half of "init": joins namespaces before the Go runtime starts.
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -92,7 +93,7 @@ type shim struct {
 	mu      sync.Mutex
 	started bool
 	execs   map[string]*shimExec
-	status  ExitStatus
+	status  execdriver.ExitStatus
 	exited  chan struct{} // closed once the exit is recorded and the container destroyed
 	conns   sync.WaitGroup
 }
@@ -240,7 +241,7 @@ func (s *shim) startOutput(pio *procIO) {
 func (s *shim) run() int {
 	go s.serve()
 	ps, werr := s.init.Wait()
-	st := ExitStatus{Code: exitCode(ps, werr), ExitedAt: time.Now().UTC()}
+	st := execdriver.ExitStatus{Code: exitCode(ps, werr), ExitedAt: time.Now().UTC()}
 	slog.Info("shim: container exited", "id", s.id, "code", st.Code)
 
 	select {
@@ -396,13 +397,13 @@ func classifyStartError(err error) error {
 	}
 	switch {
 	case has("executable file not found", "no such file or directory"):
-		return errdefs.InvalidParameter(&StartError{Code: 127, Err: err})
+		return errdefs.InvalidParameter(&execdriver.StartError{Code: 127, Err: err})
 	case has("permission denied", "exec format error", "is a directory", "not a directory"):
-		return errdefs.InvalidParameter(&StartError{Code: 126, Err: err})
+		return errdefs.InvalidParameter(&execdriver.StartError{Code: 126, Err: err})
 	case has("chdir to cwd", "unable to find user"):
-		return errdefs.InvalidParameter(&StartError{Code: 125, Err: err})
+		return errdefs.InvalidParameter(&execdriver.StartError{Code: 125, Err: err})
 	}
-	return &StartError{Code: 125, Err: err}
+	return &execdriver.StartError{Code: 125, Err: err}
 }
 
 // catchSignals makes the shim survive stray signals (SIGHUP by mistake,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -96,7 +97,7 @@ func (s *shim) resp(err error) response {
 	return response{}
 }
 
-func (s *shim) exitStatus() ExitStatus {
+func (s *shim) exitStatus() execdriver.ExitStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -27,7 +28,7 @@ func TestStartErrorClassifiedOnce(t *testing.T) {
 		resp := errResponse(err)
 		back := resp.err()
 		for _, e := range []error{err, back} {
-			if got := StartExitCode(e); got != tc.code {
+			if got := execdriver.StartExitCode(e); got != tc.code {
 				t.Errorf("%q: code %d, want %d", tc.msg, got, tc.code)
 			}
 			if errdefs.IsInvalidParameter(e) != tc.invalid {
@@ -38,7 +39,7 @@ func TestStartErrorClassifiedOnce(t *testing.T) {
 			}
 		}
 	}
-	if got := StartExitCode(errors.New("mount container rootfs: no space left")); got != 125 {
+	if got := execdriver.StartExitCode(errors.New("mount container rootfs: no space left")); got != 125 {
 		t.Errorf("a failure before the start: %d, want 125", got)
 	}
 }

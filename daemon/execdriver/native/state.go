@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/atomicfile"
 )
@@ -18,50 +18,10 @@ import (
 const (
 	specFile    = "config.json" // the OCI bundle's spec (the shim's cwd is the bundle)
 	optionsFile = "shim.json"   // shimOptions
-	exitFile    = "exit.json"   // ExitStatus, written once the container exited
+	exitFile    = "exit.json"   // execdriver.ExitStatus, written once the container exited
 	shimPidFile = "shim.pid"
 	shimLogFile = "shim.log"
 )
-
-// ExitStatus is how a container's init process ended.
-type ExitStatus struct {
-	Code      int       `json:"code"`
-	ExitedAt  time.Time `json:"exitedAt"`
-	OOMKilled bool      `json:"oomKilled,omitempty"`
-}
-
-// StartError is a process (a container's or an exec's) that could not be
-// started. Code is the exit code that reports it, as Docker's: 127 the
-// command was not found, 126 it could not be executed, 125 the engine
-// failed to start it.
-type StartError struct {
-	Code int
-	Err  error
-}
-
-func (e *StartError) Error() string { return e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
-// StartExitCode is the exit code that reports err, a failure to start a
-// process: a StartError's code, or 125 when the failure came before (or
-// outside) the start itself.
-func StartExitCode(err error) int {
-	var se *StartError
-	if errors.As(err, &se) {
-		return se.Code
-	}
-	return 125
-}
-
-// ExitedError is returned (wrapped) by Restore when the container exited
-// while nobody was watching; Status is what the shim recorded.
-type ExitedError struct {
-	Status ExitStatus
-}
-
-func (e *ExitedError) Error() string {
-	return fmt.Sprintf("container exited with code %d at %s", e.Status.Code, e.Status.ExitedAt.Format(time.RFC3339Nano))
-}
 
 // shimOptions is what the daemon tells the shim besides the spec.
 type shimOptions struct {
@@ -121,8 +81,8 @@ func readJSONFile(path string, v any) error {
 }
 
 // readExit returns the recorded exit status, or nil if there is none.
-func readExit(dir string) (*ExitStatus, error) {
-	var st ExitStatus
+func readExit(dir string) (*execdriver.ExitStatus, error) {
+	var st execdriver.ExitStatus
 	if err := readJSONFile(filepath.Join(dir, exitFile), &st); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -33,12 +34,6 @@ func (t *Task) ID() string { return t.id }
 
 // Pid returns the host pid of the container's init process.
 func (t *Task) Pid() int { return t.pid }
-
-// Streams are a client's side of a container's or exec's stdio.
-type Streams struct {
-	Stdin          io.ReadCloser
-	Stdout, Stderr io.Writer
-}
 
 // simple sends a request that needs only an answer.
 func (t *Task) simple(req request) (response, error) {
@@ -85,9 +80,9 @@ func (t *Task) Resize(height, width uint16) error {
 }
 
 // Wait blocks until the container exited and returns how.
-func (t *Task) Wait(ctx context.Context) (ExitStatus, error) {
+func (t *Task) Wait(ctx context.Context) (execdriver.ExitStatus, error) {
 	type result struct {
-		st  ExitStatus
+		st  execdriver.ExitStatus
 		err error
 	}
 	conn, br, err := t.open(request{Op: opWait})
@@ -95,7 +90,7 @@ func (t *Task) Wait(ctx context.Context) (ExitStatus, error) {
 		if st, _ := readExit(t.dir); st != nil {
 			return *st, nil
 		}
-		return ExitStatus{}, t.connErr(err)
+		return execdriver.ExitStatus{}, t.connErr(err)
 	}
 	defer conn.Close()
 	ch := make(chan result, 1)
@@ -124,7 +119,7 @@ func (t *Task) Wait(ctx context.Context) (ExitStatus, error) {
 	case r := <-ch:
 		return r.st, r.err
 	case <-ctx.Done():
-		return ExitStatus{}, ctx.Err()
+		return execdriver.ExitStatus{}, ctx.Err()
 	}
 }
 
@@ -144,7 +139,7 @@ func (t *Task) open(req request) (net.Conn, *bufio.Reader, error) {
 // Attach connects s to the container's stdio. It returns when the
 // container's output ended or ctx is done. Attachers connected before
 // Start see all the output.
-func (t *Task) Attach(ctx context.Context, s Streams) error {
+func (t *Task) Attach(ctx context.Context, s execdriver.Streams) error {
 	t.attaching.Add(1)
 	stream, err := t.AttachReady(ctx, s)
 	t.attaching.Done()
@@ -158,7 +153,7 @@ func (t *Task) Attach(ctx context.Context, s Streams) error {
 // shim has registered it, so that a caller about to call Start knows no
 // output can be missed; the returned function streams until the output
 // ends or ctx is done.
-func (t *Task) AttachReady(ctx context.Context, s Streams) (func() error, error) {
+func (t *Task) AttachReady(ctx context.Context, s execdriver.Streams) (func() error, error) {
 	conn, br, _, err := call(t.dir, request{Op: opAttach, Stdin: s.Stdin != nil})
 	if err != nil {
 		return nil, t.connErr(err)
@@ -198,7 +193,7 @@ func pumpStdin(conn net.Conn, in io.Reader) {
 
 // pumpOutput copies output frames to s until the end (attach) or exit
 // (exec) frame; onExit receives the exit code text of the latter.
-func pumpOutput(br *bufio.Reader, s Streams, onExit func([]byte)) error {
+func pumpOutput(br *bufio.Reader, s execdriver.Streams, onExit func([]byte)) error {
 	for {
 		kind, p, err := readFrame(br)
 		if err != nil {
@@ -224,17 +219,6 @@ func pumpOutput(br *bufio.Reader, s Streams, onExit func([]byte)) error {
 	}
 }
 
-// ExecOptions describes a process to run in a running container.
-type ExecOptions struct {
-	Args, Env                   []string
-	Cwd                         string
-	UID, GID                    uint32
-	AdditionalGids              []uint32
-	Tty, Privileged             bool
-	ConsoleHeight, ConsoleWidth uint16
-	Streams                     Streams
-}
-
 // ExecProcess is a process started by Exec.
 type ExecProcess struct {
 	t      *Task
@@ -247,7 +231,7 @@ type ExecProcess struct {
 
 // Exec starts a process in the container; its stdio flows between the
 // process and o.Streams until it exits.
-func (t *Task) Exec(ctx context.Context, o ExecOptions) (*ExecProcess, error) {
+func (t *Task) Exec(ctx context.Context, o execdriver.ExecOptions) (*ExecProcess, error) {
 	if len(o.Args) == 0 {
 		return nil, errdefs.InvalidParameter(errors.New("no exec command specified"))
 	}
