@@ -27,14 +27,14 @@ type Daemon struct {
 	cfg        *config.Config
 	containers *container.Store
 	images     *image.Store
-	driver     *native.Driver
+	driver     execdriver.Driver
 	// cgroupDriver is "systemd" or "cgroupfs", decided at start-up.
 	cgroupDriver string
 	machines     *machineRegistry
 	started      time.Time
 
 	mu      sync.Mutex
-	tasks   map[string]*native.Task     // running containers, by ID
+	tasks   map[string]execdriver.Task  // running containers, by ID
 	pending map[string][]*pendingAttach // attachers waiting for a start
 	execs   map[string]*execConfig      // exec instances, by exec ID
 	closing bool
@@ -77,7 +77,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		cgroupDriver: cgDriver,
 		machines:     newMachineRegistry(),
 		started:      time.Now(),
-		tasks:        map[string]*native.Task{},
+		tasks:        map[string]execdriver.Task{},
 		pending:      map[string][]*pendingAttach{},
 		execs:        map[string]*execConfig{},
 	}
@@ -154,7 +154,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	wg.Wait()
 }
 
-func (d *Daemon) task(id string) *native.Task {
+func (d *Daemon) task(id string) execdriver.Task {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.tasks[id]

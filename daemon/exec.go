@@ -12,7 +12,6 @@ import (
 
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/daemon/execdriver"
-	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/runconfig"
@@ -28,7 +27,7 @@ type execConfig struct {
 	running     bool
 	exitCode    *int
 	pid         int
-	proc        *native.ExecProcess
+	proc        execdriver.Process
 }
 
 // ExecCreate registers an exec instance in a running container.

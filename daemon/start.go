@@ -10,7 +10,6 @@ import (
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver"
-	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 	runconfigopts "github.com/sdengine/engine/runconfig/opts"
@@ -72,7 +71,7 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 // startLocked runs the start path: image → rootfs → spec (with the
 // systemd profile applied in one step) → hooks → exec driver. The caller
 // registers the machine once the process runs.
-func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task *native.Task, retErr error) {
+func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task execdriver.Task, retErr error) {
 	rootfs, err := d.images.Mount(c.ID)
 	if err != nil {
 		return nil, fmt.Errorf("mount container rootfs: %w", err)
@@ -152,7 +151,7 @@ func consoleDim(c *container.Container, i int) uint16 {
 }
 
 // monitor waits for the container's process to end.
-func (d *Daemon) monitor(c *container.Container, task *native.Task) {
+func (d *Daemon) monitor(c *container.Container, task execdriver.Task) {
 	st, err := task.Wait(context.Background())
 	if err != nil {
 		slog.Error("lost track of container", "id", c.ID, "err", err)

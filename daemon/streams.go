@@ -13,7 +13,6 @@ import (
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver"
-	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/timeutil"
@@ -161,7 +160,7 @@ func ignoreEnd(err error) error {
 
 // connectPending hands the waiting attachers to the new task and makes the
 // task visible to later attachers, in one step so that none is missed.
-func (d *Daemon) connectPending(ctx context.Context, id string, task *native.Task) {
+func (d *Daemon) connectPending(ctx context.Context, id string, task execdriver.Task) {
 	d.mu.Lock()
 	list := d.pending[id]
 	delete(d.pending, id)

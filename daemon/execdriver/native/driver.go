@@ -44,6 +44,8 @@ type Driver struct {
 	shims map[string]chan struct{}
 }
 
+var _ execdriver.Driver = (*Driver)(nil)
+
 // New prepares execRoot and returns a driver that spawns shimBinary.
 // systemdCgroup selects the systemd cgroup driver: each container's limits
 // go on a slice and its processes in a scope (see cgroups.go).
@@ -81,7 +83,7 @@ const createTimeout = 60 * time.Second
 // Create spawns the container's shim, which creates the container: when it
 // returns, namespaces, mounts and prestart hooks are done and the user's
 // process waits for Start. On failure nothing is left behind.
-func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ *Task, retErr error) {
+func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ execdriver.Task, retErr error) {
 	if !validID.MatchString(o.ID) {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid container id %q", o.ID))
 	}
@@ -208,7 +210,7 @@ func shimLogTail(dir string) string {
 // Restore reconnects to the shim of a container created by an earlier
 // daemon. If the container exited meanwhile the error wraps *ExitedError
 // with the recorded status; if there is no trace of it, it is NotFound.
-func (d *Driver) Restore(ctx context.Context, id string) (*Task, error) {
+func (d *Driver) Restore(ctx context.Context, id string) (execdriver.Task, error) {
 	if !validID.MatchString(id) {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid container id %q", id))
 	}

@@ -62,13 +62,14 @@ func createContainer(t *testing.T, d *Driver, script string, o ctrOpts) (*Task, 
 	if o.log {
 		logInfo = logger.Info{Driver: "json-file", LogPath: t.TempDir() + "/ctr-json.log", ContainerID: id}
 	}
-	task, err := d.Create(context.Background(), execdriver.CreateOptions{
+	created, err := d.Create(context.Background(), execdriver.CreateOptions{
 		ID: id, Spec: spec, Tty: o.tty, OpenStdin: o.openStdin, StdinOnce: o.stdinOnce,
 		ConsoleHeight: o.height, ConsoleWidth: o.width, Log: logInfo,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	task := created.(*Task)
 	t.Cleanup(func() {
 		_ = task.Signal(9)
 		if err := d.Delete(id); err != nil {
@@ -108,7 +109,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func waitExit(t *testing.T, task *Task) execdriver.ExitStatus {
+func waitExit(t *testing.T, task execdriver.Task) execdriver.ExitStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -120,7 +121,7 @@ func waitExit(t *testing.T, task *Task) execdriver.ExitStatus {
 }
 
 // runAttached attaches, starts and waits; it returns stdout, stderr, status.
-func runAttached(t *testing.T, task *Task, stdin string) (string, string, execdriver.ExitStatus) {
+func runAttached(t *testing.T, task execdriver.Task, stdin string) (string, string, execdriver.ExitStatus) {
 	t.Helper()
 	var out, errb syncBuf
 	s := execdriver.Streams{Stdout: &out, Stderr: &errb}

@@ -167,7 +167,7 @@ func TestExecAndSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Signal(syscall.SIGKILL); err != nil {
+	if err := p.(*ExecProcess).Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if code, _ := p.Wait(ctx); code != 137 {

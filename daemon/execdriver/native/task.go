@@ -29,6 +29,8 @@ type Task struct {
 	attaching sync.WaitGroup
 }
 
+var _ execdriver.Task = (*Task)(nil)
+
 // ID returns the container's id.
 func (t *Task) ID() string { return t.id }
 
@@ -229,9 +231,11 @@ type ExecProcess struct {
 	err    error
 }
 
+var _ execdriver.Process = (*ExecProcess)(nil)
+
 // Exec starts a process in the container; its stdio flows between the
 // process and o.Streams until it exits.
-func (t *Task) Exec(ctx context.Context, o execdriver.ExecOptions) (*ExecProcess, error) {
+func (t *Task) Exec(ctx context.Context, o execdriver.ExecOptions) (execdriver.Process, error) {
 	if len(o.Args) == 0 {
 		return nil, errdefs.InvalidParameter(errors.New("no exec command specified"))
 	}
