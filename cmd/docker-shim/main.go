@@ -13,6 +13,7 @@ import (
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
 	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 )
 
 func main() {
@@ -20,7 +21,7 @@ func main() {
 		switch os.Args[1] {
 		case "init":
 			libcontainer.Init() // never returns
-		case native.ShimCommand:
+		case shimproto.ShimCommand:
 			native.ShimMain(os.Args[2:]) // never returns
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sdengine/engine/daemon/command"
 	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/daemon/hooks"
 )
 
@@ -19,7 +20,7 @@ func main() {
 		switch os.Args[1] {
 		case "init":
 			libcontainer.Init() // never returns
-		case native.ShimCommand:
+		case shimproto.ShimCommand:
 			native.ShimMain(os.Args[2:]) // never returns
 		case hooks.Command:
 			hooks.Main(os.Args[2:]) // never returns

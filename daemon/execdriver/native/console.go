@@ -11,6 +11,8 @@ import (
 
 	"github.com/creack/pty"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 )
 
 // consolePTY is the pty behind a container's /dev/console. The shim keeps
@@ -59,7 +61,7 @@ func (s *shim) startConsole() {
 						slog.Warn("shim: console log write failed", "err", err)
 					}
 				}
-				s.out.send(frameStdout, out)
+				s.out.send(shimproto.FrameStdout, out)
 			}
 			if err != nil {
 				return

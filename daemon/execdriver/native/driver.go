@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/daemon/execdriver"
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -92,7 +93,7 @@ func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ exec
 	}
 	dir := d.stateDir(o.ID)
 	if _, err := os.Stat(dir); err == nil {
-		if liveShimPid(dir) != 0 {
+		if shimproto.LiveShimPid(dir) != 0 {
 			return nil, errdefs.Conflict(fmt.Errorf("container %s is already running", o.ID))
 		}
 		// Leftovers of a previous run nobody deleted.
@@ -110,16 +111,16 @@ func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ exec
 			}
 		}
 	}()
-	if err := writeJSONQuick(filepath.Join(dir, specFile), o.Spec); err != nil {
+	if err := shimproto.WriteJSONQuick(filepath.Join(dir, shimproto.SpecFile), o.Spec); err != nil {
 		return nil, err
 	}
-	so := shimOptions{
+	so := shimproto.Options{
 		ID: o.ID, Tty: o.Tty, OpenStdin: o.OpenStdin, StdinOnce: o.StdinOnce,
 		ConsoleHeight: o.ConsoleHeight, ConsoleWidth: o.ConsoleWidth,
 		Log: o.Log, ConsolePTY: o.Spec.Annotations[oci.ConsoleAnnotation] == oci.ConsolePTY,
 		SystemdCgroup: d.systemdCgroup,
 	}
-	if err := writeJSONQuick(filepath.Join(dir, optionsFile), so); err != nil {
+	if err := shimproto.WriteJSONQuick(filepath.Join(dir, shimproto.OptionsFile), so); err != nil {
 		return nil, err
 	}
 	resp, err := d.spawnShim(ctx, o.ID, dir)
@@ -131,9 +132,9 @@ func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ exec
 
 // spawnShim starts the shim detached from us (own session, no stdio but
 // its log) and waits for its report on the ready pipe.
-func (d *Driver) spawnShim(ctx context.Context, id, dir string) (response, error) {
-	var resp response
-	logf, err := os.OpenFile(filepath.Join(dir, shimLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+func (d *Driver) spawnShim(ctx context.Context, id, dir string) (shimproto.Response, error) {
+	var resp shimproto.Response
+	logf, err := os.OpenFile(filepath.Join(dir, shimproto.ShimLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return resp, err
 	}
@@ -143,10 +144,10 @@ func (d *Driver) spawnShim(ctx context.Context, id, dir string) (response, error
 		return resp, err
 	}
 	defer readyR.Close()
-	cmd := exec.Command(d.shimBinary, ShimCommand, dir, d.runcRoot, id)
+	cmd := exec.Command(d.shimBinary, shimproto.ShimCommand, dir, d.runcRoot, id)
 	cmd.Dir = dir
 	cmd.Stderr = logf
-	cmd.ExtraFiles = []*os.File{readyW} // fd 3 = readyFd
+	cmd.ExtraFiles = []*os.File{readyW} // fd 3 = shimproto.ReadyFd
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
 	readyW.Close()
@@ -168,7 +169,7 @@ func (d *Driver) spawnShim(ctx context.Context, id, dir string) (response, error
 	}()
 
 	got := make(chan error, 1)
-	go func() { got <- readJSONLine(bufio.NewReader(readyR), &resp) }()
+	go func() { got <- shimproto.ReadJSONLine(bufio.NewReader(readyR), &resp) }()
 	ctx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
 	select {
@@ -177,7 +178,7 @@ func (d *Driver) spawnShim(ctx context.Context, id, dir string) (response, error
 		err = ctx.Err()
 	}
 	if err == nil {
-		err = resp.err()
+		err = resp.Err()
 		if err == nil {
 			return resp, nil
 		}
@@ -197,7 +198,7 @@ func (d *Driver) spawnShim(ctx context.Context, id, dir string) (response, error
 }
 
 func shimLogTail(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, shimLogFile))
+	b, err := os.ReadFile(filepath.Join(dir, shimproto.ShimLogFile))
 	if err != nil || len(b) == 0 {
 		return ""
 	}
@@ -218,7 +219,7 @@ func (d *Driver) Restore(ctx context.Context, id string) (execdriver.Task, error
 	if _, err := os.Stat(dir); err != nil {
 		return nil, errdefs.NotFound(fmt.Errorf("no such container in the runtime: %s", id))
 	}
-	conn, _, resp, err := call(dir, request{Op: opState})
+	conn, _, resp, err := shimproto.Call(dir, shimproto.Request{Op: shimproto.OpState})
 	if err == nil {
 		conn.Close()
 		if resp.Exit != nil {
@@ -226,10 +227,10 @@ func (d *Driver) Restore(ctx context.Context, id string) (execdriver.Task, error
 		}
 		return &Task{d: d, id: id, dir: dir, pid: resp.Pid, tty: resp.Tty}, nil
 	}
-	if st, rerr := readExit(dir); rerr == nil && st != nil {
+	if st, rerr := shimproto.ReadExit(dir); rerr == nil && st != nil {
 		return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.ExitedError{Status: *st})
 	}
-	if liveShimPid(dir) != 0 {
+	if shimproto.LiveShimPid(dir) != 0 {
 		return nil, errdefs.Unavailable(fmt.Errorf("shim of %s is not answering: %w", id, err))
 	}
 	// The shim died without recording an exit (killed, or the machine
@@ -238,7 +239,7 @@ func (d *Driver) Restore(ctx context.Context, id string) (execdriver.Task, error
 	slog.Warn("shim gone without exit status; killing the container", "id", id, "err", err)
 	d.killContainer(id)
 	st := execdriver.ExitStatus{Code: 255, ExitedAt: time.Now().UTC()}
-	if werr := writeJSONFile(filepath.Join(dir, exitFile), st); werr != nil {
+	if werr := shimproto.WriteJSONFile(filepath.Join(dir, shimproto.ExitFile), st); werr != nil {
 		slog.Warn("recording exit status", "id", id, "err", werr)
 	}
 	return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.ExitedError{Status: st})
@@ -268,7 +269,7 @@ func (d *Driver) stopShim(id, dir string) {
 	d.mu.Unlock()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		pid := liveShimPid(dir)
+		pid := shimproto.LiveShimPid(dir)
 		if pid == 0 {
 			break
 		}
@@ -291,7 +292,7 @@ func (d *Driver) stopShim(id, dir string) {
 // removes itself unless it died first.
 func (d *Driver) removeLimits(id, dir string) {
 	var spec specs.Spec
-	if err := readJSONFile(filepath.Join(dir, specFile), &spec); err != nil {
+	if err := shimproto.ReadJSONFile(filepath.Join(dir, shimproto.SpecFile), &spec); err != nil {
 		return
 	}
 	if err := destroyLimits(&spec, d.systemdCgroup); err != nil {

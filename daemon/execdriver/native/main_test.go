@@ -13,6 +13,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/seccomp"
 
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/internal/testenv"
 )
 
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		libcontainer.Init()
 		return
 	}
-	if len(os.Args) > 1 && os.Args[1] == ShimCommand {
+	if len(os.Args) > 1 && os.Args[1] == shimproto.ShimCommand {
 		ShimMain(os.Args[2:])
 		return
 	}
@@ -142,7 +143,7 @@ func checkClean() error {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), ShimCommand+"\x00"+testBase) {
+		if strings.Contains(string(b), shimproto.ShimCommand+"\x00"+testBase) {
 			problems = append(problems, "shim process "+p)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/opencontainers/cgroups"
 
 	"github.com/sdengine/engine/daemon/execdriver"
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -53,11 +54,11 @@ func TestRunOutputAndExitCode(t *testing.T) {
 		t.Fatalf("log %v", got)
 	}
 	// The recorded status survives for a later daemon.
-	if st2, err := readExit(task.dir); err != nil || st2 == nil || st2.Code != 3 {
+	if st2, err := shimproto.ReadExit(task.dir); err != nil || st2 == nil || st2.Code != 3 {
 		t.Fatalf("exit file %+v %v", st2, err)
 	}
 	// Operations on an exited container are conflicts.
-	waitFor(t, "shim exit", func() bool { return liveShimPid(task.dir) == 0 })
+	waitFor(t, "shim exit", func() bool { return shimproto.LiveShimPid(task.dir) == 0 })
 	if err := task.Signal(syscall.SIGTERM); !errdefs.IsConflict(err) {
 		t.Fatalf("signal after exit: %v", err)
 	}
@@ -254,8 +255,8 @@ func TestExitWhileDaemonDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, dir := task.ID(), task.dir
-	waitFor(t, "exit record", func() bool { st, _ := readExit(dir); return st != nil })
-	waitFor(t, "shim exit", func() bool { return liveShimPid(dir) == 0 })
+	waitFor(t, "exit record", func() bool { st, _ := shimproto.ReadExit(dir); return st != nil })
+	waitFor(t, "shim exit", func() bool { return shimproto.LiveShimPid(dir) == 0 })
 	d2, _ := New(d.execRoot, d.shimBinary, false)
 	_, err := d2.Restore(context.Background(), id)
 	var ee *execdriver.ExitedError
@@ -279,12 +280,12 @@ func TestShimKilledDeleteCleansUp(t *testing.T) {
 	if err := task.Start(); err != nil {
 		t.Fatal(err)
 	}
-	shimPid := liveShimPid(task.dir)
+	shimPid := shimproto.LiveShimPid(task.dir)
 	if shimPid == 0 {
 		t.Fatal("no shim")
 	}
 	syscall.Kill(shimPid, syscall.SIGKILL)
-	waitFor(t, "shim death", func() bool { return liveShimPid(task.dir) == 0 })
+	waitFor(t, "shim death", func() bool { return shimproto.LiveShimPid(task.dir) == 0 })
 	// A new daemon finds the orphan, kills it and reports it exited.
 	d2, _ := New(d.execRoot, d.shimBinary, false)
 	_, err := d2.Restore(context.Background(), task.ID())

@@ -29,16 +29,10 @@ import (
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
 	"github.com/sdengine/engine/daemon/execdriver"
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
-
-// ShimCommand is os.Args[1] of a shim process: the daemon binary re-runs
-// itself with it and main must hand over to ShimMain.
-const ShimCommand = "__shim"
-
-// readyFd is the pipe on which the shim tells the daemon how creation went.
-const readyFd = 3
 
 // drainTimeout bounds how long the shim waits for the container's output
 // to reach EOF after init exited (a leaked descriptor could hold it open).
@@ -49,7 +43,7 @@ const drainTimeout = 5 * time.Second
 func ShimMain(args []string) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	catchSignals()
-	ready := os.NewFile(readyFd, "ready")
+	ready := os.NewFile(shimproto.ReadyFd, "ready")
 	if len(args) != 3 {
 		slog.Error("shim: bad arguments", "args", args)
 		os.Exit(2)
@@ -57,10 +51,10 @@ func ShimMain(args []string) {
 	s := &shim{dir: args[0], root: args[1], id: args[2], execs: map[string]*shimExec{}}
 	if err := s.create(); err != nil {
 		slog.Error("shim: create failed", "id", s.id, "err", err)
-		_ = writeJSONLine(ready, errResponse(err))
+		_ = shimproto.WriteJSONLine(ready, shimproto.ErrResponse(err))
 		os.Exit(1)
 	}
-	_ = writeJSONLine(ready, response{Pid: s.pid})
+	_ = shimproto.WriteJSONLine(ready, shimproto.Response{Pid: s.pid})
 	ready.Close()
 	code := s.run()
 	os.Exit(code)
@@ -68,7 +62,7 @@ func ShimMain(args []string) {
 
 type shim struct {
 	dir, root, id string
-	opts          shimOptions
+	opts          shimproto.Options
 	spec          *specs.Spec
 
 	container *libcontainer.Container
@@ -101,14 +95,14 @@ type shim struct {
 // create sets up the container up to (not including) running the user's
 // process. On error everything it made is undone.
 func (s *shim) create() (retErr error) {
-	if err := writeFileQuick(filepath.Join(s.dir, shimPidFile), []byte(strconv.Itoa(os.Getpid()))); err != nil {
+	if err := shimproto.WriteFileQuick(filepath.Join(s.dir, shimproto.ShimPidFile), []byte(strconv.Itoa(os.Getpid()))); err != nil {
 		return err
 	}
-	if err := readJSONFile(filepath.Join(s.dir, optionsFile), &s.opts); err != nil {
+	if err := shimproto.ReadJSONFile(filepath.Join(s.dir, shimproto.OptionsFile), &s.opts); err != nil {
 		return err
 	}
 	s.spec = new(specs.Spec)
-	if err := readJSONFile(filepath.Join(s.dir, specFile), s.spec); err != nil {
+	if err := shimproto.ReadJSONFile(filepath.Join(s.dir, shimproto.SpecFile), s.spec); err != nil {
 		return err
 	}
 	if s.spec.Process == nil {
@@ -192,8 +186,8 @@ func (s *shim) create() (retErr error) {
 	s.startConsole()
 
 	// Bind relative to the state directory: sun_path is short.
-	_ = os.Remove(socketName)
-	if s.listener, err = net.Listen("unix", socketName); err != nil {
+	_ = os.Remove(shimproto.SocketName)
+	if s.listener, err = net.Listen("unix", shimproto.SocketName); err != nil {
 		_ = p.Signal(unix.SIGKILL)
 		_, _ = p.Wait()
 		return fmt.Errorf("control socket: %w", err)
@@ -257,7 +251,7 @@ func (s *shim) run() int {
 		}
 	}
 	st.OOMKilled = s.oomKilled()
-	if err := writeJSONFile(filepath.Join(s.dir, exitFile), st); err != nil {
+	if err := shimproto.WriteJSONFile(filepath.Join(s.dir, shimproto.ExitFile), st); err != nil {
 		slog.Error("shim: recording exit status", "err", err)
 	}
 	s.destroy()
@@ -267,7 +261,7 @@ func (s *shim) run() int {
 	s.mu.Unlock()
 	close(s.exited)
 	s.listener.Close()
-	_ = os.Remove(socketName)
+	_ = os.Remove(shimproto.SocketName)
 
 	// Give waiters and exec sessions a moment to get their answers out.
 	done := make(chan struct{})

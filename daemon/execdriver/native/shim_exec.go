@@ -15,6 +15,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
 
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -37,10 +38,10 @@ func (e *shimExec) signal(sig syscall.Signal) error {
 
 // exec runs r in the container and streams its stdio over conn until it
 // exits; the last frame carries its exit code.
-func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *execRequest) {
+func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *shimproto.ExecRequest) {
 	e, pio, err := s.startExec(r)
 	if err != nil {
-		_ = writeJSONLine(conn, errResponse(err))
+		_ = shimproto.WriteJSONLine(conn, shimproto.ErrResponse(err))
 		return
 	}
 	pid, _ := e.proc.Pid()
@@ -54,15 +55,15 @@ func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *execRequest) {
 		s.mu.Unlock()
 	}()
 
-	fw := &frameWriter{w: conn}
+	fw := shimproto.NewFrameWriter(conn)
 	// A client that went away must not block the process: output is
 	// drained (and dropped) regardless.
-	clientOK := writeJSONLine(conn, response{Pid: pid, ExecID: id}) == nil
+	clientOK := shimproto.WriteJSONLine(conn, shimproto.Response{Pid: pid, ExecID: id}) == nil
 	var mu sync.Mutex
 	send := func(kind byte, p []byte) {
 		mu.Lock()
 		defer mu.Unlock()
-		if clientOK && fw.write(kind, p) != nil {
+		if clientOK && fw.WriteFrame(kind, p) != nil {
 			clientOK = false
 		}
 	}
@@ -86,14 +87,14 @@ func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *execRequest) {
 	}
 	go func() {
 		for {
-			kind, p, err := readFrame(br)
+			kind, p, err := shimproto.ReadFrame(br)
 			if err != nil {
 				return
 			}
 			switch {
-			case kind == frameStdin && r.Stdin && pio.stdin != nil:
+			case kind == shimproto.FrameStdin && r.Stdin && pio.stdin != nil:
 				_, _ = pio.stdin.Write(p)
-			case kind == frameCloseStdin && !r.Tty && pio.stdin != nil:
+			case kind == shimproto.FrameCloseStdin && !r.Tty && pio.stdin != nil:
 				pio.stdin.Close()
 			}
 		}
@@ -109,10 +110,10 @@ func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *execRequest) {
 		slog.Warn("shim: exec output did not reach EOF", "id", s.id, "exec", id)
 	}
 	pio.closeAll()
-	send(frameExit, []byte(strconv.Itoa(code)))
+	send(shimproto.FrameExit, []byte(strconv.Itoa(code)))
 }
 
-func (s *shim) startExec(r *execRequest) (*shimExec, *procIO, error) {
+func (s *shim) startExec(r *shimproto.ExecRequest) (*shimExec, *procIO, error) {
 	if r == nil || len(r.Args) == 0 {
 		return nil, nil, errdefs.InvalidParameter(errors.New("exec: no command"))
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/utils"
 	"golang.org/x/sys/unix"
+
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 )
 
 // procIO owns the shim's side of one container process's stdio: pipes,
@@ -93,9 +95,9 @@ func (pio *procIO) afterStart() error {
 
 func (pio *procIO) outputs() []output {
 	if pio.tty {
-		return []output{{pio.console, "stdout", frameStdout}}
+		return []output{{pio.console, "stdout", shimproto.FrameStdout}}
 	}
-	return []output{{pio.stdout, "stdout", frameStdout}, {pio.stderr, "stderr", frameStderr}}
+	return []output{{pio.stdout, "stdout", shimproto.FrameStdout}, {pio.stderr, "stderr", shimproto.FrameStderr}}
 }
 
 func (pio *procIO) closeAll() {
@@ -120,7 +122,7 @@ func resizeConsole(console *os.File, height, width uint16) error {
 // broadcaster fans the container's output out to the attached clients.
 // Writes are synchronous so that a client sees output in order and a
 // slow client slows the container down rather than losing data; a client
-// that cannot take a frame within writeTimeout is dropped.
+// that cannot take a frame within shimproto.WriteTimeout is dropped.
 type broadcaster struct {
 	mu    sync.Mutex
 	subs  map[*subscriber]struct{}
@@ -128,7 +130,7 @@ type broadcaster struct {
 }
 
 type subscriber struct {
-	fw   *frameWriter
+	fw   *shimproto.FrameWriter
 	done chan struct{} // closed when the subscriber is removed or output ended
 }
 
@@ -159,7 +161,7 @@ func (b *broadcaster) send(kind byte, p []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
-		if err := s.fw.write(kind, p); err != nil {
+		if err := s.fw.WriteFrame(kind, p); err != nil {
 			slog.Debug("shim: dropping attached client", "err", err)
 			delete(b.subs, s)
 			close(s.done)
@@ -173,7 +175,7 @@ func (b *broadcaster) end() {
 	defer b.mu.Unlock()
 	b.ended = true
 	for s := range b.subs {
-		_ = s.fw.write(frameEnd, nil)
+		_ = s.fw.WriteFrame(shimproto.FrameEnd, nil)
 		delete(b.subs, s)
 		close(s.done)
 	}

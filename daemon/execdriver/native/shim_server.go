@@ -11,6 +11,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 
 	"github.com/sdengine/engine/daemon/execdriver"
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -34,16 +35,16 @@ func (s *shim) serve() {
 
 func (s *shim) handle(conn net.Conn) {
 	br := bufio.NewReader(conn)
-	var req request
-	if err := readJSONLine(br, &req); err != nil {
+	var req shimproto.Request
+	if err := shimproto.ReadJSONLine(br, &req); err != nil {
 		slog.Debug("shim: bad request", "err", err)
 		return
 	}
-	reply := func(r response) { _ = writeJSONLine(conn, r) }
+	reply := func(r shimproto.Response) { _ = shimproto.WriteJSONLine(conn, r) }
 	switch req.Op {
-	case opState:
+	case shimproto.OpState:
 		s.mu.Lock()
-		r := response{Pid: s.pid, Started: s.started, Tty: s.opts.Tty, OpenStdin: s.opts.OpenStdin, StdinOnce: s.opts.StdinOnce}
+		r := shimproto.Response{Pid: s.pid, Started: s.started, Tty: s.opts.Tty, OpenStdin: s.opts.OpenStdin, StdinOnce: s.opts.StdinOnce}
 		s.mu.Unlock()
 		select {
 		case <-s.exited:
@@ -52,49 +53,49 @@ func (s *shim) handle(conn net.Conn) {
 		default:
 		}
 		reply(r)
-	case opStart:
+	case shimproto.OpStart:
 		reply(s.resp(s.start()))
-	case opSignal:
+	case shimproto.OpSignal:
 		reply(s.resp(s.signal(syscall.Signal(req.Signal))))
-	case opResize:
+	case shimproto.OpResize:
 		reply(s.resp(resizeConsole(s.console, req.Height, req.Width)))
-	case opWait:
+	case shimproto.OpWait:
 		// Notice a client that gives up so the goroutine does not linger.
 		gone := make(chan struct{})
 		go func() { _, _ = br.ReadByte(); close(gone) }()
 		select {
 		case <-s.exited:
 			st := s.exitStatus()
-			reply(response{Exit: &st})
+			reply(shimproto.Response{Exit: &st})
 		case <-gone:
 		}
-	case opAttach:
+	case shimproto.OpAttach:
 		s.attach(conn, br, req.Stdin)
-	case opExec:
+	case shimproto.OpExec:
 		s.exec(conn, br, req.Exec)
-	case opExecSignal, opExecResize:
+	case shimproto.OpExecSignal, shimproto.OpExecResize:
 		s.mu.Lock()
 		e := s.execs[req.ExecID]
 		s.mu.Unlock()
 		if e == nil {
-			reply(errResponse(errdefs.NotFound(fmt.Errorf("no such exec process: %s", req.ExecID))))
+			reply(shimproto.ErrResponse(errdefs.NotFound(fmt.Errorf("no such exec process: %s", req.ExecID))))
 			return
 		}
-		if req.Op == opExecSignal {
+		if req.Op == shimproto.OpExecSignal {
 			reply(s.resp(e.signal(syscall.Signal(req.Signal))))
 		} else {
 			reply(s.resp(resizeConsole(e.console, req.Height, req.Width)))
 		}
 	default:
-		reply(errResponse(errdefs.InvalidParameter(fmt.Errorf("unknown shim operation %q", req.Op))))
+		reply(shimproto.ErrResponse(errdefs.InvalidParameter(fmt.Errorf("unknown shim operation %q", req.Op))))
 	}
 }
 
-func (s *shim) resp(err error) response {
+func (s *shim) resp(err error) shimproto.Response {
 	if err != nil {
-		return errResponse(err)
+		return shimproto.ErrResponse(err)
 	}
-	return response{}
+	return shimproto.Response{}
 }
 
 func (s *shim) exitStatus() execdriver.ExitStatus {
@@ -129,17 +130,17 @@ func (s *shim) signal(sig syscall.Signal) error {
 // attach streams the container's output to conn until it ends, and feeds
 // what the client sends to the container's stdin.
 func (s *shim) attach(conn net.Conn, br *bufio.Reader, wantStdin bool) {
-	sub := &subscriber{fw: &frameWriter{w: conn}, done: make(chan struct{})}
+	sub := &subscriber{fw: shimproto.NewFrameWriter(conn), done: make(chan struct{})}
 	// Subscribe and answer under the connection's write lock: output
 	// cannot overtake the answer, and once the client has the answer it
 	// is guaranteed to see all output from then on.
-	sub.fw.mu.Lock()
+	sub.fw.Lock()
 	ok := s.out.add(sub)
-	err := writeJSONLine(conn, response{})
+	err := shimproto.WriteJSONLine(conn, shimproto.Response{})
 	if err == nil && !ok {
-		_ = sub.fw.writeOne(frameEnd, nil)
+		_ = sub.fw.WriteOneLocked(shimproto.FrameEnd, nil)
 	}
-	sub.fw.mu.Unlock()
+	sub.fw.Unlock()
 	if !ok {
 		return
 	}
@@ -150,19 +151,19 @@ func (s *shim) attach(conn net.Conn, br *bufio.Reader, wantStdin bool) {
 	go func() {
 		// Client -> container. The reader ends when the connection closes.
 		for {
-			kind, p, err := readFrame(br)
+			kind, p, err := shimproto.ReadFrame(br)
 			if err != nil {
 				s.out.remove(sub)
 				return
 			}
 			switch kind {
-			case frameStdin:
+			case shimproto.FrameStdin:
 				if wantStdin && s.stdin != nil && s.opts.OpenStdin {
 					if _, err := s.stdin.Write(p); err != nil {
 						slog.Debug("shim: stdin write", "err", err)
 					}
 				}
-			case frameCloseStdin:
+			case shimproto.FrameCloseStdin:
 				if wantStdin && s.opts.StdinOnce {
 					s.closeStdin()
 				}

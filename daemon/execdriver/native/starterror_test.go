@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sdengine/engine/daemon/execdriver"
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -25,8 +26,8 @@ func TestStartErrorClassifiedOnce(t *testing.T) {
 		{"creating cgroup: device or resource busy", 125, false},
 	} {
 		err := classifyStartError(errors.New(tc.msg))
-		resp := errResponse(err)
-		back := resp.err()
+		resp := shimproto.ErrResponse(err)
+		back := resp.Err()
 		for _, e := range []error{err, back} {
 			if got := execdriver.StartExitCode(e); got != tc.code {
 				t.Errorf("%q: code %d, want %d", tc.msg, got, tc.code)

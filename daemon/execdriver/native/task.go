@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/sdengine/engine/daemon/execdriver"
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -38,8 +39,8 @@ func (t *Task) ID() string { return t.id }
 func (t *Task) Pid() int { return t.pid }
 
 // simple sends a request that needs only an answer.
-func (t *Task) simple(req request) (response, error) {
-	conn, _, resp, err := call(t.dir, req)
+func (t *Task) simple(req shimproto.Request) (shimproto.Response, error) {
+	conn, _, resp, err := shimproto.Call(t.dir, req)
 	if err != nil {
 		return resp, t.connErr(err)
 	}
@@ -55,7 +56,7 @@ func (t *Task) connErr(err error) error {
 	}
 	var ne *net.OpError
 	if errors.As(err, &ne) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-		if st, _ := readExit(t.dir); st != nil {
+		if st, _ := shimproto.ReadExit(t.dir); st != nil {
 			return errdefs.Conflict(fmt.Errorf("container %s is not running", t.id))
 		}
 	}
@@ -65,19 +66,19 @@ func (t *Task) connErr(err error) error {
 // Start lets the container's process run.
 func (t *Task) Start() error {
 	t.attaching.Wait()
-	_, err := t.simple(request{Op: opStart})
+	_, err := t.simple(shimproto.Request{Op: shimproto.OpStart})
 	return err
 }
 
 // Signal sends sig to the container's init process.
 func (t *Task) Signal(sig syscall.Signal) error {
-	_, err := t.simple(request{Op: opSignal, Signal: int(sig)})
+	_, err := t.simple(shimproto.Request{Op: shimproto.OpSignal, Signal: int(sig)})
 	return err
 }
 
 // Resize changes the container's tty size (no-op without a tty).
 func (t *Task) Resize(height, width uint16) error {
-	_, err := t.simple(request{Op: opResize, Height: height, Width: width})
+	_, err := t.simple(shimproto.Request{Op: shimproto.OpResize, Height: height, Width: width})
 	return err
 }
 
@@ -87,9 +88,9 @@ func (t *Task) Wait(ctx context.Context) (execdriver.ExitStatus, error) {
 		st  execdriver.ExitStatus
 		err error
 	}
-	conn, br, err := t.open(request{Op: opWait})
+	conn, br, err := t.open(shimproto.Request{Op: shimproto.OpWait})
 	if err != nil {
-		if st, _ := readExit(t.dir); st != nil {
+		if st, _ := shimproto.ReadExit(t.dir); st != nil {
 			return *st, nil
 		}
 		return execdriver.ExitStatus{}, t.connErr(err)
@@ -97,10 +98,10 @@ func (t *Task) Wait(ctx context.Context) (execdriver.ExitStatus, error) {
 	defer conn.Close()
 	ch := make(chan result, 1)
 	go func() {
-		var resp response
-		err := readJSONLine(br, &resp)
+		var resp shimproto.Response
+		err := shimproto.ReadJSONLine(br, &resp)
 		if err == nil && resp.Exit == nil {
-			err = resp.err()
+			err = resp.Err()
 			if err == nil {
 				err = errors.New("shim sent no exit status")
 			}
@@ -108,7 +109,7 @@ func (t *Task) Wait(ctx context.Context) (execdriver.ExitStatus, error) {
 		if err != nil {
 			// The shim died or exited before answering: the record
 			// on disk is the truth.
-			if st, _ := readExit(t.dir); st != nil {
+			if st, _ := shimproto.ReadExit(t.dir); st != nil {
 				ch <- result{st: *st}
 				return
 			}
@@ -126,12 +127,12 @@ func (t *Task) Wait(ctx context.Context) (execdriver.ExitStatus, error) {
 }
 
 // open sends a request whose answer the caller reads itself.
-func (t *Task) open(req request) (net.Conn, *bufio.Reader, error) {
-	conn, err := dialShim(t.dir)
+func (t *Task) open(req shimproto.Request) (net.Conn, *bufio.Reader, error) {
+	conn, err := shimproto.Dial(t.dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := writeJSONLine(conn, req); err != nil {
+	if err := shimproto.WriteJSONLine(conn, req); err != nil {
 		conn.Close()
 		return nil, nil, err
 	}
@@ -156,7 +157,7 @@ func (t *Task) Attach(ctx context.Context, s execdriver.Streams) error {
 // output can be missed; the returned function streams until the output
 // ends or ctx is done.
 func (t *Task) AttachReady(ctx context.Context, s execdriver.Streams) (func() error, error) {
-	conn, br, _, err := call(t.dir, request{Op: opAttach, Stdin: s.Stdin != nil})
+	conn, br, _, err := shimproto.Call(t.dir, shimproto.Request{Op: shimproto.OpAttach, Stdin: s.Stdin != nil})
 	if err != nil {
 		return nil, t.connErr(err)
 	}
@@ -177,17 +178,17 @@ func (t *Task) AttachReady(ctx context.Context, s execdriver.Streams) (func() er
 
 // pumpStdin forwards the client's stdin; EOF becomes a close-stdin frame.
 func pumpStdin(conn net.Conn, in io.Reader) {
-	fw := &frameWriter{w: conn}
+	fw := shimproto.NewFrameWriter(conn)
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := in.Read(buf)
 		if n > 0 {
-			if fw.write(frameStdin, buf[:n]) != nil {
+			if fw.WriteFrame(shimproto.FrameStdin, buf[:n]) != nil {
 				return
 			}
 		}
 		if err != nil {
-			_ = fw.write(frameCloseStdin, nil)
+			_ = fw.WriteFrame(shimproto.FrameCloseStdin, nil)
 			return
 		}
 	}
@@ -197,22 +198,22 @@ func pumpStdin(conn net.Conn, in io.Reader) {
 // (exec) frame; onExit receives the exit code text of the latter.
 func pumpOutput(br *bufio.Reader, s execdriver.Streams, onExit func([]byte)) error {
 	for {
-		kind, p, err := readFrame(br)
+		kind, p, err := shimproto.ReadFrame(br)
 		if err != nil {
 			return fmt.Errorf("connection to shim lost: %w", err)
 		}
 		switch kind {
-		case frameStdout:
+		case shimproto.FrameStdout:
 			if s.Stdout != nil {
 				_, _ = s.Stdout.Write(p)
 			}
-		case frameStderr:
+		case shimproto.FrameStderr:
 			if s.Stderr != nil {
 				_, _ = s.Stderr.Write(p)
 			}
-		case frameEnd:
+		case shimproto.FrameEnd:
 			return nil
-		case frameExit:
+		case shimproto.FrameExit:
 			if onExit != nil {
 				onExit(p)
 			}
@@ -239,7 +240,7 @@ func (t *Task) Exec(ctx context.Context, o execdriver.ExecOptions) (execdriver.P
 	if len(o.Args) == 0 {
 		return nil, errdefs.InvalidParameter(errors.New("no exec command specified"))
 	}
-	req := request{Op: opExec, Exec: &execRequest{
+	req := shimproto.Request{Op: shimproto.OpExec, Exec: &shimproto.ExecRequest{
 		Args: o.Args, Env: o.Env, Cwd: o.Cwd, UID: o.UID, GID: o.GID,
 		AdditionalGids: o.AdditionalGids, Tty: o.Tty, Privileged: o.Privileged,
 		Height: o.ConsoleHeight, Width: o.ConsoleWidth, Stdin: o.Streams.Stdin != nil,
@@ -247,12 +248,12 @@ func (t *Task) Exec(ctx context.Context, o execdriver.ExecOptions) (execdriver.P
 	type result struct {
 		conn net.Conn
 		br   *bufio.Reader
-		resp response
+		resp shimproto.Response
 		err  error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		conn, br, resp, err := call(t.dir, req)
+		conn, br, resp, err := shimproto.Call(t.dir, req)
 		ch <- result{conn, br, resp, err}
 	}()
 	var r result
@@ -296,13 +297,13 @@ func (p *ExecProcess) Pid() int { return p.pid }
 
 // Resize changes the exec's tty size (no-op without a tty).
 func (p *ExecProcess) Resize(height, width uint16) error {
-	_, err := p.t.simple(request{Op: opExecResize, ExecID: p.execID, Height: height, Width: width})
+	_, err := p.t.simple(shimproto.Request{Op: shimproto.OpExecResize, ExecID: p.execID, Height: height, Width: width})
 	return err
 }
 
 // Signal sends sig to the exec'd process.
 func (p *ExecProcess) Signal(sig syscall.Signal) error {
-	_, err := p.t.simple(request{Op: opExecSignal, ExecID: p.execID, Signal: int(sig)})
+	_, err := p.t.simple(shimproto.Request{Op: shimproto.OpExecSignal, ExecID: p.execID, Signal: int(sig)})
 	return err
 }
 

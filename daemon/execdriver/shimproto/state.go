@@ -1,4 +1,4 @@
-package native
+package shimproto
 
 import (
 	"encoding/json"
@@ -16,15 +16,15 @@ import (
 
 // Files in a container's state directory.
 const (
-	specFile    = "config.json" // the OCI bundle's spec (the shim's cwd is the bundle)
-	optionsFile = "shim.json"   // shimOptions
-	exitFile    = "exit.json"   // execdriver.ExitStatus, written once the container exited
-	shimPidFile = "shim.pid"
-	shimLogFile = "shim.log"
+	SpecFile    = "config.json" // the OCI bundle's spec (the shim's cwd is the bundle)
+	OptionsFile = "shim.json"   // Options
+	ExitFile    = "exit.json"   // execdriver.ExitStatus, written once the container exited
+	ShimPidFile = "shim.pid"
+	ShimLogFile = "shim.log"
 )
 
-// shimOptions is what the daemon tells the shim besides the spec.
-type shimOptions struct {
+// Options is what the daemon tells the shim besides the spec.
+type Options struct {
 	ID            string      `json:"id"`
 	Tty           bool        `json:"tty,omitempty"`
 	OpenStdin     bool        `json:"openStdin,omitempty"`
@@ -36,9 +36,9 @@ type shimOptions struct {
 	SystemdCgroup bool        `json:"systemdCgroup,omitempty"`
 }
 
-// writeJSONFile replaces path durably: used for the exit status, which
+// WriteJSONFile replaces path durably: used for the exit status, which
 // must survive a crash of everything but the disk.
-func writeJSONFile(path string, v any) error {
+func WriteJSONFile(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -46,10 +46,10 @@ func writeJSONFile(path string, v any) error {
 	return atomicfile.Write(path, b, 0o600)
 }
 
-// writeFileQuick replaces path atomically (readers never see a partial
+// WriteFileQuick replaces path atomically (readers never see a partial
 // file) but without fsync: for state that is worthless after a reboot
 // anyway, and creating a container should not wait for the disk.
-func writeFileQuick(path string, b []byte) error {
+func WriteFileQuick(path string, b []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
@@ -61,15 +61,17 @@ func writeFileQuick(path string, b []byte) error {
 	return nil
 }
 
-func writeJSONQuick(path string, v any) error {
+// WriteJSONQuick is WriteFileQuick of v's JSON.
+func WriteJSONQuick(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return writeFileQuick(path, b)
+	return WriteFileQuick(path, b)
 }
 
-func readJSONFile(path string, v any) error {
+// ReadJSONFile reads path's JSON into v.
+func ReadJSONFile(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -80,10 +82,10 @@ func readJSONFile(path string, v any) error {
 	return nil
 }
 
-// readExit returns the recorded exit status, or nil if there is none.
-func readExit(dir string) (*execdriver.ExitStatus, error) {
+// ReadExit returns the recorded exit status, or nil if there is none.
+func ReadExit(dir string) (*execdriver.ExitStatus, error) {
 	var st execdriver.ExitStatus
-	if err := readJSONFile(filepath.Join(dir, exitFile), &st); err != nil {
+	if err := ReadJSONFile(filepath.Join(dir, ExitFile), &st); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -92,11 +94,11 @@ func readExit(dir string) (*execdriver.ExitStatus, error) {
 	return &st, nil
 }
 
-// liveShimPid returns the pid of the shim serving dir if it is still
+// LiveShimPid returns the pid of the shim serving dir if it is still
 // running, checked against its command line so that a recycled pid is
 // not mistaken for it; 0 otherwise.
-func liveShimPid(dir string) int {
-	b, err := os.ReadFile(filepath.Join(dir, shimPidFile))
+func LiveShimPid(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, ShimPidFile))
 	if err != nil {
 		return 0
 	}

@@ -1,4 +1,10 @@
-package native
+// Package shimproto is what the two ends of the native exec driver share:
+// the daemon-side driver (daemon/execdriver/native) and the shim, one
+// process per container (daemon/execdriver/shim). It holds how the daemon
+// starts the shim, the control socket protocol they speak, and the files of
+// a container's state directory that both read or write. Neither end
+// imports the other; both import this.
+package shimproto
 
 import (
 	"bufio"
@@ -20,45 +26,58 @@ import (
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
+// ShimCommand is os.Args[1] of a shim process: the daemon binary re-runs
+// itself with it and main must hand over to shim.Main. The arguments that
+// follow are the container's state directory, the libcontainer root and
+// the container id.
+const ShimCommand = "__shim"
+
+// ReadyFd is the pipe on which the shim tells the daemon how creation went.
+const ReadyFd = 3
+
 // The control socket protocol: the client sends one JSON request line and
 // the shim answers with one JSON response line. For attach and exec the
 // connection then carries frames in both directions: a kind byte, a
 // big-endian uint32 length and the payload.
 
+// Frame kinds.
 const (
-	frameStdin      byte = 0 // client -> shim: data for stdin
-	frameStdout     byte = 1 // shim -> client
-	frameStderr     byte = 2 // shim -> client
-	frameCloseStdin byte = 3 // client -> shim: the client's stdin reached EOF
-	frameExit       byte = 4 // shim -> client: exec exit code (decimal text)
-	frameEnd        byte = 5 // shim -> client: the container's output ended
+	FrameStdin      byte = 0 // client -> shim: data for stdin
+	FrameStdout     byte = 1 // shim -> client
+	FrameStderr     byte = 2 // shim -> client
+	FrameCloseStdin byte = 3 // client -> shim: the client's stdin reached EOF
+	FrameExit       byte = 4 // shim -> client: exec exit code (decimal text)
+	FrameEnd        byte = 5 // shim -> client: the container's output ended
 
 	maxFrame = 1 << 20
 )
 
+// Operations: a Request's Op.
 const (
-	opStart      = "start"
-	opSignal     = "signal"
-	opResize     = "resize"
-	opWait       = "wait"
-	opState      = "state"
-	opAttach     = "attach"
-	opExec       = "exec"
-	opExecSignal = "exec-signal"
-	opExecResize = "exec-resize"
+	OpStart      = "start"
+	OpSignal     = "signal"
+	OpResize     = "resize"
+	OpWait       = "wait"
+	OpState      = "state"
+	OpAttach     = "attach"
+	OpExec       = "exec"
+	OpExecSignal = "exec-signal"
+	OpExecResize = "exec-resize"
 )
 
-type request struct {
+// Request is the one JSON line a client sends on connecting.
+type Request struct {
 	Op     string       `json:"op"`
 	Signal int          `json:"signal,omitempty"`
 	Height uint16       `json:"height,omitempty"`
 	Width  uint16       `json:"width,omitempty"`
 	Stdin  bool         `json:"stdin,omitempty"`
-	Exec   *execRequest `json:"exec,omitempty"`
+	Exec   *ExecRequest `json:"exec,omitempty"`
 	ExecID string       `json:"execId,omitempty"`
 }
 
-type execRequest struct {
+// ExecRequest describes the process of an OpExec request.
+type ExecRequest struct {
 	Args           []string `json:"args"`
 	Env            []string `json:"env,omitempty"`
 	Cwd            string   `json:"cwd,omitempty"`
@@ -72,7 +91,9 @@ type execRequest struct {
 	Stdin          bool     `json:"stdin,omitempty"`
 }
 
-type response struct {
+// Response is the shim's one JSON line in answer to a Request, and the
+// report on the ready pipe.
+type Response struct {
 	Error string `json:"error,omitempty"`
 	Class string `json:"class,omitempty"`
 	// StartCode is a failed start's exit code (StartError).
@@ -94,8 +115,10 @@ const (
 	classUnavailable = "unavailable"
 )
 
-func errResponse(err error) response {
-	r := response{Error: err.Error()}
+// ErrResponse reports err, with its class and a StartError's exit code,
+// which Err restores on the other end.
+func ErrResponse(err error) Response {
+	r := Response{Error: err.Error()}
 	var se *execdriver.StartError
 	if errors.As(err, &se) {
 		r.StartCode = se.Code
@@ -113,8 +136,8 @@ func errResponse(err error) response {
 	return r
 }
 
-// err turns a response back into a classified error (nil on success).
-func (r *response) err() error {
+// Err turns a response back into a classified error (nil on success).
+func (r *Response) Err() error {
 	if r.Error == "" {
 		return nil
 	}
@@ -135,7 +158,8 @@ func (r *response) err() error {
 	return e
 }
 
-func writeJSONLine(w io.Writer, v any) error {
+// WriteJSONLine sends v as one JSON line.
+func WriteJSONLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -144,7 +168,8 @@ func writeJSONLine(w io.Writer, v any) error {
 	return err
 }
 
-func readJSONLine(r *bufio.Reader, v any) error {
+// ReadJSONLine reads one JSON line into v.
+func ReadJSONLine(r *bufio.Reader, v any) error {
 	line, err := r.ReadBytes('\n')
 	if err != nil {
 		if errors.Is(err, io.EOF) && len(line) == 0 {
@@ -155,21 +180,26 @@ func readJSONLine(r *bufio.Reader, v any) error {
 	return json.Unmarshal(line, v)
 }
 
-// frameWriter serialises frames from several goroutines onto one conn.
-type frameWriter struct {
+// FrameWriter serialises frames from several goroutines onto one conn.
+type FrameWriter struct {
 	mu sync.Mutex
 	w  net.Conn
 }
 
-// writeTimeout bounds how long a stuck client can stall output delivery.
-const writeTimeout = 30 * time.Second
+// NewFrameWriter returns a FrameWriter writing on conn.
+func NewFrameWriter(conn net.Conn) *FrameWriter { return &FrameWriter{w: conn} }
 
-func (f *frameWriter) write(kind byte, p []byte) error {
+// WriteTimeout bounds how long a stuck client can stall output delivery.
+const WriteTimeout = 30 * time.Second
+
+// WriteFrame sends p as frames of the given kind (split at the maximum
+// frame size), none interleaved with another writer's.
+func (f *FrameWriter) WriteFrame(kind byte, p []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for {
 		n := min(len(p), maxFrame)
-		if err := f.writeOne(kind, p[:n]); err != nil {
+		if err := f.WriteOneLocked(kind, p[:n]); err != nil {
 			return err
 		}
 		p = p[n:]
@@ -179,16 +209,27 @@ func (f *frameWriter) write(kind byte, p []byte) error {
 	}
 }
 
-func (f *frameWriter) writeOne(kind byte, p []byte) error {
+// Lock holds off every other writer of f, so that its holder can write on
+// the connection itself before the frames (the shim's answer to attach);
+// WriteOneLocked writes frames meanwhile. Unlock ends it.
+func (f *FrameWriter) Lock() { f.mu.Lock() }
+
+// Unlock lets the other writers of f go on.
+func (f *FrameWriter) Unlock() { f.mu.Unlock() }
+
+// WriteOneLocked writes one frame; p is at most the maximum frame size and
+// the caller holds f's lock.
+func (f *FrameWriter) WriteOneLocked(kind byte, p []byte) error {
 	hdr := make([]byte, 5, 5+len(p))
 	hdr[0] = kind
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(p)))
-	_ = f.w.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_ = f.w.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	_, err := f.w.Write(append(hdr, p...))
 	return err
 }
 
-func readFrame(r *bufio.Reader) (byte, []byte, error) {
+// ReadFrame reads one frame: its kind and payload.
+func ReadFrame(r *bufio.Reader) (byte, []byte, error) {
 	var hdr [5]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, nil, err
@@ -204,15 +245,15 @@ func readFrame(r *bufio.Reader) (byte, []byte, error) {
 	return hdr[0], p, nil
 }
 
-// socketName is the control socket's name inside the container's state
+// SocketName is the control socket's name inside the container's state
 // directory; the shim binds it relative to its working directory.
-const socketName = "shim.sock"
+const SocketName = "shim.sock"
 
-// dialShim connects to the shim of the container whose state is in dir.
+// Dial connects to the shim of the container whose state is in dir.
 // sun_path holds 108 bytes; longer paths are reached through an O_PATH
 // handle of the directory via /proc/self/fd.
-func dialShim(dir string) (net.Conn, error) {
-	p := filepath.Join(dir, socketName)
+func Dial(dir string) (net.Conn, error) {
+	p := filepath.Join(dir, SocketName)
 	if len(p) < 100 {
 		return net.DialTimeout("unix", p, 5*time.Second)
 	}
@@ -221,27 +262,27 @@ func dialShim(dir string) (net.Conn, error) {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(fd)
-	return net.DialTimeout("unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+socketName, 5*time.Second)
+	return net.DialTimeout("unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+SocketName, 5*time.Second)
 }
 
-// call sends one request and reads the response; the returned reader and
+// Call sends one request and reads the response; the returned reader and
 // conn stay usable for frames when the response carried no error.
-func call(dir string, req request) (net.Conn, *bufio.Reader, response, error) {
-	var resp response
-	conn, err := dialShim(dir)
+func Call(dir string, req Request) (net.Conn, *bufio.Reader, Response, error) {
+	var resp Response
+	conn, err := Dial(dir)
 	if err != nil {
 		return nil, nil, resp, err
 	}
-	if err := writeJSONLine(conn, req); err != nil {
+	if err := WriteJSONLine(conn, req); err != nil {
 		conn.Close()
 		return nil, nil, resp, fmt.Errorf("sending %s to shim: %w", req.Op, err)
 	}
 	br := bufio.NewReader(conn)
-	if err := readJSONLine(br, &resp); err != nil {
+	if err := ReadJSONLine(br, &resp); err != nil {
 		conn.Close()
 		return nil, nil, resp, fmt.Errorf("reading shim reply to %s: %w", req.Op, err)
 	}
-	if err := resp.err(); err != nil {
+	if err := resp.Err(); err != nil {
 		conn.Close()
 		return nil, nil, resp, err
 	}
