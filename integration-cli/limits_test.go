@@ -13,7 +13,7 @@ import (
 )
 
 // Root in a container cannot raise the limits it was given
-// (daemon/execdriver/native/cgroups.go): they live on a cgroup above the container's, out of its sight,
+// (daemon/execdriver/shim/cgroups.go): they live on a cgroup above the container's, out of its sight,
 // and its own view of the controllers is read-only. Proved for a plain
 // container and a systemd one (whose name=systemd and cgroup2 hierarchies
 // are writable), by trying each write as root and by a bounded fork bomb.

@@ -12,7 +12,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
-	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/daemon/execdriver/shim"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 )
 
@@ -22,7 +22,7 @@ func main() {
 		case "init":
 			libcontainer.Init() // never returns
 		case shimproto.ShimCommand:
-			native.ShimMain(os.Args[2:]) // never returns
+			shim.Main(os.Args[2:]) // never returns
 		}
 	}
 	fmt.Fprintln(os.Stderr, "docker-shim is started by dockerd, once per container; it is not meant to be run by hand")

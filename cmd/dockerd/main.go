@@ -10,7 +10,7 @@ import (
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
 	"github.com/sdengine/engine/daemon/command"
-	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/daemon/execdriver/shim"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/daemon/hooks"
 )
@@ -21,7 +21,7 @@ func main() {
 		case "init":
 			libcontainer.Init() // never returns
 		case shimproto.ShimCommand:
-			native.ShimMain(os.Args[2:]) // never returns
+			shim.Main(os.Args[2:]) // never returns
 		case hooks.Command:
 			hooks.Main(os.Args[2:]) // never returns
 		}

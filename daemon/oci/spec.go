@@ -168,7 +168,7 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 // cgroupsPath is the spec's cgroupsPath. It names the payload cgroup,
 // where the container's processes run and its cgroup namespace is rooted;
 // the exec driver puts the limits (the spec's resources) on its parent,
-// which the container cannot see (daemon/execdriver/native/cgroups.go):
+// which the container cannot see (daemon/execdriver/shim/cgroups.go):
 //
 //	cgroupfs: <parent>/<id>/payload, limits on <parent>/<id>
 //	systemd:  "<slice>:docker:<id>", which libcontainer turns into the

@@ -1,6 +1,10 @@
 // Package native runs containers with libcontainer, each owned by a small
-// shim process (the daemon binary re-executed with ShimCommand) so that
-// containers outlive the daemon and a restarted daemon can reconnect.
+// shim process (daemon/execdriver/shim: the daemon binary, or docker-shim,
+// re-executed with shimproto.ShimCommand) so that containers outlive the
+// daemon and a restarted daemon can reconnect. This package is the daemon's
+// side, its execdriver.Driver: it spawns the shims, talks to them over
+// their control sockets (daemon/execdriver/shimproto), restores them after
+// a daemon restart, and cleans up after a shim that died.
 //
 // State of a container lives in execRoot/containers/<id>/: the bundle's
 // config.json, the shim's options, pid, log and control socket, and the
@@ -49,7 +53,8 @@ var _ execdriver.Driver = (*Driver)(nil)
 
 // New prepares execRoot and returns a driver that spawns shimBinary.
 // systemdCgroup selects the systemd cgroup driver: each container's limits
-// go on a slice and its processes in a scope (see cgroups.go).
+// go on a slice and its processes in a scope (see
+// daemon/execdriver/shim/cgroups.go).
 func New(execRoot, shimBinary string, systemdCgroup bool) (*Driver, error) {
 	if !seccomp.Enabled {
 		// Containers would otherwise fail at start, one by one, or worse run
@@ -295,7 +300,7 @@ func (d *Driver) removeLimits(id, dir string) {
 	if err := shimproto.ReadJSONFile(filepath.Join(dir, shimproto.SpecFile), &spec); err != nil {
 		return
 	}
-	if err := destroyLimits(&spec, d.systemdCgroup); err != nil {
+	if err := shimproto.DestroyLimits(&spec, d.systemdCgroup); err != nil {
 		slog.Warn("removing the limits cgroup", "id", id, "err", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/seccomp"
 
+	"github.com/sdengine/engine/daemon/execdriver/shim"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/internal/testenv"
 )
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == shimproto.ShimCommand {
-		ShimMain(os.Args[2:])
+		shim.Main(os.Args[2:])
 		return
 	}
 	if v := os.Getenv("NATIVE_TEST_DAEMON"); v != "" {

@@ -1,4 +1,13 @@
-package native
+// Package shim is the process that owns one container: the daemon binary
+// (or docker-shim) re-executed with shimproto.ShimCommand by the native
+// exec driver (daemon/execdriver/native), detached from the daemon so that
+// the container outlives it. It creates the container with libcontainer up
+// to the user's process, reports on the ready pipe, then holds the
+// container's stdio (pipes, a pty, the /dev/console pty), writes its log,
+// runs execs, applies the two-level cgroups (cgroups.go), and serves the
+// control socket (daemon/execdriver/shimproto) until the container exited;
+// it records the exit status, removes the container and exits.
+package shim
 
 import (
 	"errors"
@@ -38,9 +47,9 @@ import (
 // to reach EOF after init exited (a leaked descriptor could hold it open).
 const drainTimeout = 5 * time.Second
 
-// ShimMain runs the shim: args are the container's state directory, the
+// Main runs the shim: args are the container's state directory, the
 // libcontainer root and the container id. It never returns.
-func ShimMain(args []string) {
+func Main(args []string) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	catchSignals()
 	ready := os.NewFile(shimproto.ReadyFd, "ready")

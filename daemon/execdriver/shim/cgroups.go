@@ -1,4 +1,4 @@
-package native
+package shim
 
 import (
 	"errors"
@@ -13,8 +13,9 @@ import (
 	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/cgroups/systemd"
 	"github.com/opencontainers/runc/libcontainer/configs"
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 )
 
 // A container's cgroups come in two levels, as systemd-nspawn and machined
@@ -37,41 +38,10 @@ import (
 //	          payload: docker-<id>.scope (Delegate=yes)
 //	          limits:  machine-docker-<id>.slice (a slice holds no process,
 //	          so systemd can create it empty, before the container exists)
-
-// limitsCgroup describes the limits cgroup of a spec whose cgroupsPath names
-// the payload, with the spec's resources. The device rules are among them:
-// the kernel applies a parent's rules to its subtree too, and systemd (v1)
-// moves a scope's processes up to its slice in every controller the slice
-// itself does not use.
-func limitsCgroup(cgroupsPath string, useSystemd bool, r *cgroups.Resources) (*cgroups.Cgroup, error) {
-	res := &cgroups.Resources{}
-	if r != nil {
-		cp := *r
-		res = &cp
-	}
-	if useSystemd {
-		slice, _, ok := strings.Cut(cgroupsPath, ":")
-		if !ok || !strings.HasSuffix(slice, ".slice") {
-			return nil, fmt.Errorf("systemd cgroupsPath %q: want slice:prefix:name", cgroupsPath)
-		}
-		return &cgroups.Cgroup{Name: slice, Parent: parentSlice(slice), Systemd: true, Resources: res}, nil
-	}
-	p := path.Clean(cgroupsPath)
-	if !path.IsAbs(p) || path.Dir(p) == "/" {
-		return nil, fmt.Errorf("cgroupsPath %q: want an absolute path two levels deep or more", cgroupsPath)
-	}
-	return &cgroups.Cgroup{Path: path.Dir(p), Resources: res}, nil
-}
-
-// parentSlice is the slice that contains slice: "a-b-c.slice" is in
-// "a-b.slice", "a.slice" in the root slice.
-func parentSlice(slice string) string {
-	name := strings.TrimSuffix(slice, ".slice")
-	if i := strings.LastIndex(name, "-"); i > 0 {
-		return name[:i] + ".slice"
-	}
-	return "-.slice"
-}
+//
+// That derivation is shimproto.LimitsCgroup: the driver removes the limits
+// cgroup itself (shimproto.DestroyLimits) when the shim died before it
+// could.
 
 // payloadRelPath is the payload cgroup's path below each hierarchy's root.
 func payloadRelPath(cgroupsPath string, useSystemd bool) (string, error) {
@@ -106,23 +76,6 @@ func createLimits(cg *cgroups.Cgroup) (cgroups.Manager, error) {
 	return m, nil
 }
 
-// destroyLimits removes the limits cgroup of a spec (the payload must be
-// gone already). Removing one that does not exist is not an error.
-func destroyLimits(spec *specs.Spec, useSystemd bool) error {
-	if spec == nil || spec.Linux == nil || spec.Linux.CgroupsPath == "" {
-		return nil
-	}
-	cg, err := limitsCgroup(spec.Linux.CgroupsPath, useSystemd, nil)
-	if err != nil {
-		return err
-	}
-	m, err := manager.New(cg)
-	if err != nil {
-		return err
-	}
-	return m.Destroy()
-}
-
 // limitsOf describes the limits cgroup of a libcontainer config. The
 // payload keeps a copy of the limits: programs in the container (a JVM
 // sizing its heap, a runtime counting CPUs) read them from their own
@@ -131,7 +84,7 @@ func destroyLimits(spec *specs.Spec, useSystemd bool) error {
 // root's files on v2), and whatever happened to it, the limits cgroup
 // above still holds.
 func limitsOf(config *configs.Config, useSystemd bool) (*cgroups.Cgroup, error) {
-	return limitsCgroup(configCgroupsPath(config, useSystemd), useSystemd, config.Cgroups.Resources)
+	return shimproto.LimitsCgroup(configCgroupsPath(config, useSystemd), useSystemd, config.Cgroups.Resources)
 }
 
 // configCgroupsPath gives back the spec-form cgroupsPath of a libcontainer
