@@ -5,6 +5,7 @@ package integrationcli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // repoRoot is where bin/ and hack/ are.
@@ -222,4 +224,19 @@ func (d *Daemon) MustCLI(t testing.TB, args ...string) string {
 func clis(t *testing.T, d *Daemon, f func(t *testing.T, cli func(args ...string) Result)) {
 	t.Run("ours", func(t *testing.T) { f(t, d.CLI) })
 	t.Run("stock", func(t *testing.T) { f(t, d.Stock) })
+}
+
+// ociSpec reads the OCI config.json the shared daemon wrote for a running
+// container (what its hooks see).
+func ociSpec(t *testing.T, id string) *specs.Spec {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(shared.ExecRoot, "containers", id, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s specs.Spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
 }

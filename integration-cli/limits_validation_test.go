@@ -3,10 +3,7 @@
 package integrationcli
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -136,21 +133,15 @@ func mustStockOK(t *testing.T, args ...string) string {
 	return strings.TrimSpace(r.Stdout)
 }
 
-// runtimeSpec reads the OCI spec the daemon wrote for a running container.
+// runtimeSpec reads the OCI spec the daemon wrote for a running
+// container, which must have linux.resources.
 func runtimeSpec(t *testing.T, id string) *specs.Spec {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(shared.ExecRoot, "containers", id, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s specs.Spec
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := ociSpec(t, id)
 	if s.Linux == nil || s.Linux.Resources == nil {
-		t.Fatalf("no linux.resources in %s", b)
+		t.Fatalf("no linux.resources in the spec of %s", id[:12])
 	}
-	return &s
+	return s
 }
 
 // Good limits reach the runtime spec and the container.

@@ -3,7 +3,6 @@
 package integrationcli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -24,14 +23,7 @@ var userNSMount = []string{"unshare", "-Urm", "sh", "-c", "mount -t tmpfs x /tmp
 // for a running container (nil when there is none).
 func seccompOf(t *testing.T, id string) *specs.LinuxSeccomp {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(shared.ExecRoot, "containers", id, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s specs.Spec
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := ociSpec(t, id)
 	if s.Linux == nil {
 		return nil
 	}
