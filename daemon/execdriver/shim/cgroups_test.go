@@ -1,0 +1,74 @@
+package shim
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"golang.org/x/sys/unix"
+)
+
+// On a v1 or hybrid host the container's /sys/fs/cgroup is a read-only
+// tmpfs with every controller read-only; only a delegated subtree makes
+// name=systemd (and a hybrid host's cgroup2) writable.
+func TestCgroupViewReadOnlyControllers(t *testing.T) {
+	if cgroups.IsCgroup2UnifiedMode() {
+		// A v2 host keeps libcontainer's cgroup2 mount of the namespace's
+		// root, read-only unless delegated.
+		c := &configs.Config{Mounts: []*configs.Mount{{Device: "cgroup", Destination: cgroupRoot, Flags: unix.MS_RDONLY}}}
+		if err := confineCgroupMount(c, "/x", false); err != nil || len(c.Mounts) != 1 || c.Mounts[0].Device != "cgroup" {
+			t.Errorf("v2: %v %+v", err, c.Mounts)
+		}
+		return
+	}
+	for _, delegate := range []bool{false, true} {
+		// "/x" below each hierarchy's root, whose parent (the root) exists.
+		view, err := cgroupView("/x", delegate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(view) < 2 || view[0].Device != "tmpfs" || view[0].Destination != cgroupRoot || view[0].Flags&unix.MS_RDONLY == 0 {
+			t.Fatalf("the view does not start with a read-only tmpfs: %+v", view[0])
+		}
+		sawSystemd := false
+		for _, m := range view[1:] {
+			name := filepath.Base(m.Destination)
+			writable := m.Flags&unix.MS_RDONLY == 0
+			if m.Device != "bind" || !strings.HasSuffix(m.Source, "/x") {
+				t.Errorf("%s: %+v, want a bind of the payload cgroup", name, m)
+			}
+			switch name {
+			case "systemd", "unified":
+				sawSystemd = sawSystemd || name == "systemd"
+				if writable != delegate {
+					t.Errorf("%s writable=%v with delegate=%v", name, writable, delegate)
+				}
+			default:
+				if writable {
+					t.Errorf("controller %s is writable (delegate=%v)", name, delegate)
+				}
+			}
+		}
+		if !sawSystemd {
+			t.Errorf("no name=systemd hierarchy in the view: %+v", view)
+		}
+	}
+}
+
+func TestPayloadRelPath(t *testing.T) {
+	for _, tc := range []struct {
+		path    string
+		systemd bool
+		want    string
+	}{
+		{"/docker/abc/payload", false, "/docker/abc/payload"},
+		{"machine-docker-abc.slice:docker:abc", true, "/machine.slice/machine-docker.slice/machine-docker-abc.slice/docker-abc.scope"},
+	} {
+		got, err := payloadRelPath(tc.path, tc.systemd)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.path, got, err, tc.want)
+		}
+	}
+}
