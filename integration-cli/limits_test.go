@@ -141,7 +141,7 @@ func TestLimitsHoldAgainstContainerRoot(t *testing.T) {
 			if failed == 0 {
 				t.Errorf("no fork was refused under --pids-limit 100 (pids.current %d)", cur)
 			}
-			t.Logf("%s: %d of 300 forks refused", tc.name, failed)
+			t.Logf("%s: fork refused %d time(s) at %d processes; the shell gives up at its first refused fork", tc.name, failed, cur)
 		})
 	}
 }
