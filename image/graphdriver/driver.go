@@ -29,6 +29,9 @@ type Driver interface {
 	Mount(id string) (string, error)
 	Unmount(id string) error
 	Remove(id string) error
+	// List returns the ids of every layer directory on disk, complete or
+	// not, so that the image store can remove those no metadata refers to.
+	List() ([]string, error)
 	// Whiteouts says how layer tars must be applied into Diff dirs.
 	Whiteouts() archive.WhiteoutMode
 	// Cleanup unmounts everything on an orderly shutdown.

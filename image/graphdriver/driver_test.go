@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,4 +139,83 @@ func countMounts(t *testing.T, prefix string) int {
 		t.Fatal(err)
 	}
 	return len(m)
+}
+
+// List shows every layer directory, whole or half made, and a reopened
+// driver drops short links whose layer is gone.
+func TestListAndLeftovers(t *testing.T) {
+	for _, name := range []string{"overlay2", "vfs"} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			d, err := New(root, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"a", "b"} {
+				if err := d.Create(id, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A half-made layer: the directory and nothing else.
+			half := filepath.Join(filepath.Dir(d.Diff("a")), "..", "half")
+			if name == "vfs" {
+				half = d.Diff("half.tmp")
+			}
+			if err := os.MkdirAll(half, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ids, err := d.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "a b half"
+			if name == "vfs" {
+				want = "a b half.tmp"
+			}
+			if got := strings.Join(ids, " "); got != want {
+				t.Fatalf("List = %q, want %q", got, want)
+			}
+			for _, id := range ids {
+				if id != "a" {
+					if err := d.Remove(id); err != nil {
+						t.Fatalf("remove %s: %v", id, err)
+					}
+				}
+			}
+			if ids, _ := d.List(); strings.Join(ids, " ") != "a" {
+				t.Fatalf("after removal: %v", ids)
+			}
+			if name != "overlay2" {
+				return
+			}
+			links := filepath.Join(root, "overlay2", "l")
+			if n := len(listEntries(t, links)); n != 1 {
+				t.Fatalf("%d short links, want 1", n)
+			}
+			// A link left pointing at a layer that is gone goes at reopen.
+			os.Symlink("../gone/diff", filepath.Join(links, "DANGLING"))
+			if _, err := New(root, name); err != nil {
+				t.Fatal(err)
+			}
+			if got := listEntries(t, links); len(got) != 1 || got[0] == "DANGLING" {
+				t.Fatalf("short links after reopen: %v", got)
+			}
+			if _, err := d.Mount("a"); err != nil {
+				t.Fatal(err)
+			}
+			d.Unmount("a")
+		})
+	}
+}
+
+func listEntries(t *testing.T, dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
 }

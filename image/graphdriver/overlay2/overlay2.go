@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,12 +37,31 @@ type Driver struct {
 	root string
 }
 
-// New opens (creating if needed) an overlay2 store at root.
+// New opens (creating if needed) an overlay2 store at root. Short links
+// whose layer is gone (left by a crash in an older version's create or
+// remove) are removed.
 func New(root string) (*Driver, error) {
 	if err := os.MkdirAll(filepath.Join(root, linkDir), 0o711); err != nil {
 		return nil, fmt.Errorf("overlay2: %w", err)
 	}
-	return &Driver{root: root}, nil
+	d := &Driver{root: root}
+	d.removeDanglingLinks()
+	return d, nil
+}
+
+func (d *Driver) removeDanglingLinks() {
+	ents, err := os.ReadDir(filepath.Join(d.root, linkDir))
+	if err != nil {
+		slog.Warn("overlay2: cannot list short links", "err", err)
+		return
+	}
+	for _, e := range ents {
+		p := filepath.Join(d.root, linkDir, e.Name())
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			slog.Info("overlay2: removing a short link whose layer is gone", "link", e.Name())
+			os.Remove(p)
+		}
+	}
 }
 
 // Name implements graphdriver.Driver.
@@ -102,11 +122,14 @@ func (d *Driver) create(id, parent string, rw bool) (retErr error) {
 	if err != nil {
 		return err
 	}
-	if err := os.Symlink(filepath.Join("..", id, "diff"), filepath.Join(d.root, linkDir, short)); err != nil {
-		return fmt.Errorf("overlay2: %w", err)
-	}
+	// The layer's link file names its short link before the link exists,
+	// so that Remove finds the link of a layer whose creation a crash cut
+	// short.
 	if err := atomicfile.Write(filepath.Join(dir, "link"), []byte(short), 0o644); err != nil {
 		return err
+	}
+	if err := os.Symlink(filepath.Join("..", id, "diff"), filepath.Join(d.root, linkDir, short)); err != nil {
+		return fmt.Errorf("overlay2: %w", err)
 	}
 	if parent == "" {
 		return nil
@@ -170,6 +193,21 @@ func (d *Driver) Remove(id string) error {
 		return fmt.Errorf("overlay2: remove %s: %w", id, err)
 	}
 	return nil
+}
+
+// List implements graphdriver.Driver: every layer directory, whole or not.
+func (d *Driver) List() ([]string, error) {
+	ents, err := os.ReadDir(d.root)
+	if err != nil {
+		return nil, fmt.Errorf("overlay2: %w", err)
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.Name() != linkDir {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
 }
 
 // Metadata describes the layer's directories as docker inspect shows them.

@@ -111,6 +111,20 @@ func (d *Driver) Remove(id string) error {
 	return nil
 }
 
+// List implements graphdriver.Driver. A parent copy interrupted by a
+// crash shows up as "<id>.tmp", which nothing refers to.
+func (d *Driver) List() ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(d.root, "dir"))
+	if err != nil {
+		return nil, fmt.Errorf("vfs: %w", err)
+	}
+	ids := make([]string, 0, len(ents))
+	for _, e := range ents {
+		ids = append(ids, e.Name())
+	}
+	return ids, nil
+}
+
 // Cleanup implements graphdriver.Driver.
 func (d *Driver) Cleanup() error { return nil }
 
