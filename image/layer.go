@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -64,46 +65,62 @@ func (s *Store) layerRecord(chain digest.Digest) string {
 	return filepath.Join(s.layerDir(), chain.Encoded()+".tar.gz")
 }
 
-func (s *Store) loadLayers() {
+func (s *Store) loadLayers(rec *recovery) {
 	ents, err := os.ReadDir(s.layerDir())
 	if err != nil {
 		slog.Error("image store: cannot list layers", "err", err)
+		rec.unsure = true
 		return
 	}
 	for _, e := range ents {
 		name := e.Name()
+		p := filepath.Join(s.layerDir(), name)
 		if strings.HasPrefix(name, ".") {
-			os.Remove(filepath.Join(s.layerDir(), name))
+			os.Remove(p) // torn temp file or unfinished replay record
 			continue
 		}
 		if !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(s.layerDir(), name))
-		var l layer
-		if err == nil {
-			err = json.Unmarshal(data, &l)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			slog.Error("image store: cannot read layer metadata", "file", name, "err", err)
+			rec.unsure = true
+			continue
 		}
+		var l layer
+		err = json.Unmarshal(data, &l)
 		if err == nil && (l.ChainID.Encoded()+".json" != name || l.CacheID == "") {
 			err = fmt.Errorf("metadata does not match its name")
 		}
-		if err == nil {
-			_, err = os.Stat(s.driver.Diff(l.CacheID))
-		}
 		if err != nil {
-			slog.Error("image store: ignoring broken layer", "file", name, "err", err)
+			rec.removeFile(p, "broken layer metadata", "file", name, "err", err)
+			continue
+		}
+		if _, err := os.Stat(s.driver.Diff(l.CacheID)); err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				slog.Error("image store: cannot check layer data", "chain", l.ChainID, "err", err)
+				rec.unsure = true
+				continue
+			}
+			rec.removeFile(p, "layer data missing", "chain", l.ChainID, "cache", l.CacheID)
 			continue
 		}
 		s.layers[l.ChainID] = &l
 	}
-	// A layer whose parent is gone is unusable.
+	// A layer whose parent is gone is unusable: it goes too, unless some
+	// metadata could not be read (its parent may be among it).
 	for changed := true; changed; {
 		changed = false
 		for id, l := range s.layers {
 			if l.Parent != "" && s.layers[l.Parent] == nil {
-				slog.Error("image store: ignoring layer without parent", "chain", id)
 				delete(s.layers, id)
 				changed = true
+				if rec.unsure {
+					slog.Error("image store: ignoring layer without parent", "chain", id)
+					continue
+				}
+				rec.removeFile(s.layerMeta(id), "layer without parent", "chain", id)
 			}
 		}
 	}
@@ -145,9 +162,10 @@ func (s *Store) releaseLayersLocked(chains []digest.Digest) []digest.Digest {
 	return removed
 }
 
+// removeLayerLocked deletes a layer: metadata first, so that a crash
+// leaves only data that nothing names, which the next open removes.
 func (s *Store) removeLayerLocked(l *layer) {
 	delete(s.layers, l.ChainID)
-	// Metadata first: a crash then leaves only unreachable driver data.
 	if err := os.Remove(s.layerMeta(l.ChainID)); err != nil && !os.IsNotExist(err) {
 		slog.Error("image store: remove layer metadata", "chain", l.ChainID, "err", err)
 	}

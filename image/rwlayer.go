@@ -2,6 +2,7 @@ package image
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -25,10 +26,15 @@ type rwLayer struct {
 
 func (s *Store) mountPath(id string) string { return filepath.Join(s.mountDir(), id+".json") }
 
-func (s *Store) loadMounts() {
+// loadMounts loads the containers' RW layer records. A record whose image
+// layers are gone, or that cannot be parsed, still names its container's
+// layer directory: it is kept (the container cannot be mounted, but can be
+// removed) rather than have the container's data collected as an orphan.
+func (s *Store) loadMounts(rec *recovery) {
 	ents, err := os.ReadDir(s.mountDir())
 	if err != nil {
 		slog.Error("image store: cannot list RW layers", "err", err)
+		rec.unsure = true
 		return
 	}
 	for _, e := range ents {
@@ -37,26 +43,39 @@ func (s *Store) loadMounts() {
 			os.Remove(filepath.Join(s.mountDir(), name))
 			continue
 		}
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok {
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(s.mountDir(), name))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			slog.Error("image store: cannot read RW layer record", "file", name, "err", err)
+			rec.unsure = true
+			continue
+		}
 		var rw rwLayer
 		if err == nil {
 			err = json.Unmarshal(data, &rw)
 		}
-		if err == nil {
-			for _, c := range rw.Chain {
-				if s.layers[c] == nil {
-					err = fmt.Errorf("image layer %s missing", c)
-					break
-				}
-			}
+		if err == nil && rw.ContainerID != id {
+			err = fmt.Errorf("record names container %q", rw.ContainerID)
 		}
 		if err != nil {
-			slog.Error("image store: ignoring broken RW layer record", "file", name, "err", err)
-			continue
+			slog.Error("image store: broken RW layer record; the container's layer is kept but cannot be mounted", "container", id, "err", err)
+			rw = rwLayer{ContainerID: id, CacheID: id}
 		}
+		var held []digest.Digest
 		for _, c := range rw.Chain {
+			if s.layers[c] == nil {
+				slog.Error("image store: a container's image layer is missing; its layer is kept but cannot be mounted", "container", id, "chain", c)
+				continue
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
 			s.layers[c].refs++
 		}
+		rw.Chain = held
 		s.mounts[rw.ContainerID] = &rw
 	}
 }

@@ -66,6 +66,7 @@ func (s *Store) tmpDir() string   { return filepath.Join(s.root, "tmp") }
 
 // New opens the store at root, loading whatever survived on disk: torn or
 // corrupt files are logged and skipped without affecting other images.
+// Then it finishes or undoes what a crash left half done (recover.go).
 func New(root string, driver graphdriver.Driver) (*Store, error) {
 	s := &Store{root: root, driver: driver,
 		images: map[digest.Digest]*image{}, layers: map[digest.Digest]*layer{},
@@ -78,59 +79,62 @@ func New(root string, driver graphdriver.Driver) (*Store, error) {
 			return nil, fmt.Errorf("image store: %w", err)
 		}
 	}
-	s.loadLayers()
-	s.loadImages()
-	s.loadTags()
-	s.loadMounts()
-	// Layers nothing refers to are leftovers of an interrupted pull/load
-	// or delete.
-	for id, l := range s.layers {
-		if l.refs == 0 {
-			slog.Info("image store: removing unreferenced layer", "chain", id)
-			s.removeLayerLocked(l)
-		}
-	}
+	rec := &recovery{}
+	s.loadLayers(rec)
+	s.loadImages(rec)
+	s.loadTags(rec)
+	s.loadMounts(rec)
+	s.recover(rec)
 	return s, nil
 }
 
 // Driver returns the graph driver the store keeps layers on.
 func (s *Store) Driver() graphdriver.Driver { return s.driver }
 
-func (s *Store) loadImages() {
+func (s *Store) loadImages(rec *recovery) {
 	ents, err := os.ReadDir(s.imageDir())
 	if err != nil {
 		slog.Error("image store: cannot list images", "err", err)
+		rec.unsure = true
 		return
 	}
 	for _, e := range ents {
 		name := e.Name()
+		p := filepath.Join(s.imageDir(), name)
 		if strings.HasPrefix(name, ".") {
-			os.Remove(filepath.Join(s.imageDir(), name)) // torn temp file
+			os.Remove(p) // torn temp file
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(s.imageDir(), name))
+		raw, err := os.ReadFile(p)
 		if err != nil {
 			slog.Error("image store: cannot read image config", "id", name, "err", err)
+			rec.unsure = true
 			continue
 		}
 		if digest.FromBytes(raw).Encoded() != name {
-			slog.Error("image store: image config does not match its digest, ignoring", "id", name)
+			rec.removeFile(p, "image config does not match its digest", "id", name)
 			continue
 		}
 		img, err := s.parseImage(raw)
 		if err != nil {
-			slog.Error("image store: invalid image config, ignoring", "id", name, "err", err)
+			rec.removeFile(p, "invalid image config", "id", name, "err", err)
 			continue
 		}
-		ok := true
+		missing := digest.Digest("")
 		for _, c := range img.chain {
 			if s.layers[c] == nil {
-				slog.Error("image store: image lacks a layer, ignoring", "id", name, "chain", c)
-				ok = false
+				missing = c
 				break
 			}
 		}
-		if !ok {
+		if missing != "" {
+			// Configs are written after their layers, so this is damage,
+			// not a crash; the image cannot be used either way.
+			if !rec.unsure {
+				rec.removeFile(p, "image lacks a layer", "id", name, "chain", missing)
+			} else {
+				slog.Error("image store: image lacks a layer, ignoring", "id", name, "chain", missing)
+			}
 			continue
 		}
 		for _, c := range img.chain {

@@ -21,7 +21,7 @@ type repositoriesFile struct {
 
 func (s *Store) tagsPath() string { return filepath.Join(s.root, "repositories.json") }
 
-func (s *Store) loadTags() {
+func (s *Store) loadTags(rec *recovery) {
 	data, err := os.ReadFile(s.tagsPath())
 	if os.IsNotExist(err) {
 		return
@@ -42,6 +42,7 @@ func (s *Store) loadTags() {
 			norm, err := normalizeTag(tag)
 			if err != nil || s.images[id] == nil {
 				slog.Warn("image store: dropping stale tag", "tag", tag, "id", id)
+				rec.tagsDirty = true
 				continue
 			}
 			s.tags[norm] = id
