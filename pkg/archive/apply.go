@@ -27,6 +27,42 @@ type applier struct {
 	created map[string]bool // absolute paths written by this stream
 	dirs    []*tar.Header   // directory times are set last
 	dirPath []string
+
+	written   int64 // what Check counts
+	nextCheck int64
+	checkErr  error // what Check said, returned unwrapped
+}
+
+// charge counts n bytes written and calls Check when another CheckEvery
+// bytes have gone by.
+func (a *applier) charge(n int64) error {
+	if a.opts.Check == nil || a.checkErr != nil {
+		return a.checkErr
+	}
+	a.written += n
+	if a.written < a.nextCheck {
+		return nil
+	}
+	every := a.opts.CheckEvery
+	if every <= 0 {
+		every = DefaultCheckEvery
+	}
+	a.nextCheck = a.written + every
+	a.checkErr = a.opts.Check(a.written)
+	return a.checkErr
+}
+
+// checkedWriter charges what goes through it.
+type checkedWriter struct {
+	a *applier
+	w io.Writer
+}
+
+func (c checkedWriter) Write(p []byte) (int, error) {
+	if err := c.a.charge(int64(len(p))); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // Apply extracts the (optionally gzip-compressed) tar stream r into dest
@@ -39,6 +75,15 @@ func Apply(ctx context.Context, r io.Reader, dest string, opts ApplyOptions) (in
 	defer closeFn()
 
 	a := &applier{dest: dest, opts: opts, created: map[string]bool{}}
+	if opts.Check != nil {
+		if err := opts.Check(0); err != nil {
+			return 0, err
+		}
+		a.nextCheck = opts.CheckEvery
+		if a.nextCheck <= 0 {
+			a.nextCheck = DefaultCheckEvery
+		}
+	}
 	var sinks []io.Writer
 	if opts.Digest != nil {
 		sinks = append(sinks, opts.Digest)
@@ -63,7 +108,13 @@ func Apply(ctx context.Context, r io.Reader, dest string, opts ApplyOptions) (in
 		if err != nil {
 			return a.size, invalid("invalid tar stream: %w", err)
 		}
+		if err := a.charge(entryCost); err != nil {
+			return a.size, err
+		}
 		if err := a.entry(tr, hdr); err != nil {
+			if a.checkErr != nil {
+				return a.size, a.checkErr
+			}
 			return a.size, err
 		}
 	}
@@ -172,7 +223,11 @@ func (a *applier) writeFile(tr *tar.Reader, hdr *tar.Header, rel, target string)
 	if a.rec != nil && !sparse {
 		a.rec.beginFile(rel)
 	}
-	n, err := io.Copy(f, tr)
+	var w io.Writer = f
+	if a.opts.Check != nil {
+		w = checkedWriter{a: a, w: f}
+	}
+	n, err := io.Copy(w, tr)
 	if a.rec != nil && !sparse {
 		a.rec.endFile()
 	}

@@ -49,7 +49,24 @@ type ApplyOptions struct {
 	// padding verbatim, file contents as references) that Replay can turn
 	// back into the byte-identical tar from the extracted tree.
 	Meta io.Writer
+	// Check, if set, is called with the bytes written so far before the
+	// first entry and then each time CheckEvery more have been written,
+	// in the middle of a file too (a file's content counts, and every
+	// entry a block for its inode and directory entry). An error stops
+	// the extraction and is returned as it is. It is how a caller watches
+	// the free space of dest's filesystem without a statfs per write.
+	Check func(written int64) error
+	// CheckEvery defaults to DefaultCheckEvery.
+	CheckEvery int64
 }
+
+// DefaultCheckEvery is how often (in bytes written) Apply calls
+// ApplyOptions.Check unless told otherwise: a statfs every 4 MiB costs
+// nothing next to the writes, and overshoots a limit by at most that.
+const DefaultCheckEvery = 4 << 20
+
+// entryCost is what Check counts for an entry besides its content.
+const entryCost = 4096
 
 func invalid(format string, args ...any) error {
 	return errdefs.InvalidParameter(fmt.Errorf(format, args...))

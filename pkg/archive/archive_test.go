@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -269,4 +270,54 @@ func TestReplayIsByteExact(t *testing.T) {
 	if !bytes.Equal(out.Bytes(), data) {
 		t.Fatalf("replayed %d bytes, original %d; differ", out.Len(), len(data))
 	}
+}
+
+// Check is asked before the first entry and every CheckEvery bytes, in
+// the middle of a file too; its error stops the extraction as it is.
+func TestApplyCheck(t *testing.T) {
+	big := string(make([]byte, 10<<20))
+	data := mkTar(t, ent{name: "d", typ: tar.TypeDir, mode: 0o755}, ent{name: "d/big", body: big}, ent{name: "after", body: "x"})
+
+	var calls []int64
+	dest, _ := sandbox(t)
+	if _, err := Apply(context.Background(), bytes.NewReader(data), dest, ApplyOptions{
+		CheckEvery: 1 << 20, Check: func(n int64) error { calls = append(calls, n); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) < 10 || calls[0] != 0 {
+		t.Fatalf("Check calls %v: want one at 0, then about every MiB", calls)
+	}
+	for i := 1; i < len(calls); i++ {
+		if d := calls[i] - calls[i-1]; d < 1<<20 || d > 1<<20+64<<10 {
+			t.Fatalf("Check calls %v: step %d is %d bytes", calls, i, d)
+		}
+	}
+
+	stop := errdefs.Unavailable(errors.New("full"))
+	dest, _ = sandbox(t)
+	_, err := Apply(context.Background(), bytes.NewReader(data), dest, ApplyOptions{
+		CheckEvery: 1 << 20, Check: func(n int64) error {
+			if n > 3<<20 {
+				return stop
+			}
+			return nil
+		}})
+	if err != stop {
+		t.Fatalf("Apply = %v, want Check's error as is", err)
+	}
+	fi, err := os.Stat(filepath.Join(dest, "d", "big"))
+	if err != nil || fi.Size() > 4<<20+64<<10 {
+		t.Fatalf("stopped after writing %v bytes (%v)", fi.Size(), err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "after")); err == nil {
+		t.Fatal("extraction went on after Check failed")
+	}
+
+	// Refused before anything is written.
+	dest, _ = sandbox(t)
+	if _, err := Apply(context.Background(), bytes.NewReader(data), dest, ApplyOptions{
+		Check: func(int64) error { return stop }}); err != stop {
+		t.Fatalf("Apply = %v", err)
+	}
+	assertOnly(t, dest)
 }
