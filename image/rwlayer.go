@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/opencontainers/go-digest"
@@ -22,6 +23,7 @@ type rwLayer struct {
 	ImageID     digest.Digest   `json:"image_id"`
 	Chain       []digest.Digest `json:"chain"`
 	CacheID     string          `json:"cache_id"`
+	removing    bool
 }
 
 func (s *Store) mountPath(id string) string { return filepath.Join(s.mountDir(), id+".json") }
@@ -158,23 +160,69 @@ func (s *Store) Unmount(containerID string) error {
 }
 
 // RemoveRWLayer deletes the container's writable layer; removing one that
-// does not exist is not an error, so cleanup can be repeated.
+// does not exist is not an error, so cleanup can be repeated. The record
+// goes first (the commit): a crash then leaves a directory that nothing
+// names, which the next open removes.
 func (s *Store) RemoveRWLayer(containerID string) error {
 	s.mu.Lock()
 	rw := s.mounts[containerID]
-	s.mu.Unlock()
-	if rw == nil {
+	if rw == nil || rw.removing {
+		s.mu.Unlock()
 		return nil
 	}
-	if err := s.driver.Remove(rw.CacheID); err != nil {
+	rw.removing = true
+	s.mu.Unlock()
+	undo := func(err error) error {
+		s.mu.Lock()
+		rw.removing = false
+		s.mu.Unlock()
 		return fmt.Errorf("remove RW layer: %w", err)
 	}
+	if err := s.driver.Unmount(rw.CacheID); err != nil {
+		return undo(err)
+	}
 	if err := os.Remove(s.mountPath(containerID)); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("remove RW layer: %w", err)
+		return undo(err)
 	}
 	s.mu.Lock()
 	delete(s.mounts, containerID)
 	s.releaseLayersLocked(rw.Chain)
 	s.mu.Unlock()
+	if err := s.driver.Remove(rw.CacheID); err != nil {
+		slog.Error("image store: remove RW layer data; the next start removes it", "container", containerID, "err", err)
+	}
 	return nil
+}
+
+// RWLayers lists the containers that have a writable layer.
+func (s *Store) RWLayers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.mounts))
+	for id := range s.mounts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// ReleaseRWLayers removes the writable layer of every container that keep
+// does not claim, and returns their IDs. The daemon calls it at start with
+// the containers it knows: a layer whose container record was never
+// written (a create cut short) or is gone (an rm cut short) would
+// otherwise hold its image's layers forever, so that rmi freed nothing.
+func (s *Store) ReleaseRWLayers(keep func(containerID string) bool) []string {
+	var released []string
+	for _, id := range s.RWLayers() {
+		if keep(id) {
+			continue
+		}
+		slog.Warn("image store: removing the writable layer of a container that does not exist", "container", id)
+		if err := s.RemoveRWLayer(id); err != nil {
+			slog.Error("image store: remove writable layer", "container", id, "err", err)
+			continue
+		}
+		released = append(released, id)
+	}
+	return released
 }
