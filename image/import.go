@@ -37,7 +37,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, ref string, cfg ocispec
 		defer pr.Close()
 		r = pr
 	}
-	l, err := s.createLayer(ctx, "", "", r)
+	l, err := s.createLayer(ctx, "import", "", "", r)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
@@ -58,5 +58,5 @@ func (s *Store) Import(ctx context.Context, r io.Reader, ref string, cfg ocispec
 	if err != nil {
 		return nil, err
 	}
-	return s.registerImage(raw, tags)
+	return s.registerImage("import", raw, tags)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	"golang.org/x/sys/unix"
 
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/archive"
 	"github.com/sdengine/engine/pkg/atomicfile"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -169,6 +170,7 @@ func (s *Store) removeLayerLocked(l *layer) {
 	if err := os.Remove(s.layerMeta(l.ChainID)); err != nil && !os.IsNotExist(err) {
 		slog.Error("image store: remove layer metadata", "chain", l.ChainID, "err", err)
 	}
+	crashpoint.Hit("remove-layer-after-metadata")
 	os.Remove(s.layerRecord(l.ChainID))
 	if err := s.driver.Remove(l.CacheID); err != nil {
 		slog.Error("image store: remove layer data", "chain", l.ChainID, "err", err)
@@ -190,8 +192,9 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // createLayer applies the tar r on top of parent (a chain ID held by the
 // caller, or "") and registers it. The caller receives a reference on the
 // returned layer. With want set, a different diff ID is an
-// InvalidParameter error and nothing is kept.
-func (s *Store) createLayer(ctx context.Context, parent, want digest.Digest, r io.Reader) (*layer, error) {
+// InvalidParameter error and nothing is kept. op ("load", "import") names
+// the crash points on the way.
+func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.Digest, r io.Reader) (*layer, error) {
 	parentCache := ""
 	if parent != "" {
 		s.mu.Lock()
@@ -229,7 +232,13 @@ func (s *Store) createLayer(ctx context.Context, parent, want digest.Digest, r i
 	h := sha256.New()
 	var tarSize countWriter
 	size, err := archive.Apply(ctx, r, s.driver.Diff(cacheID), archive.ApplyOptions{
-		Whiteouts: s.driver.Whiteouts(), Digest: io.MultiWriter(h, &tarSize), Meta: gz})
+		Whiteouts: s.driver.Whiteouts(), Digest: io.MultiWriter(h, &tarSize), Meta: gz,
+		Check: func(written int64) error {
+			if written > 0 {
+				crashpoint.Hit(op + "-during-layer-extract")
+			}
+			return nil
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("apply layer: %w", err)
 	}
@@ -237,6 +246,7 @@ func (s *Store) createLayer(ctx context.Context, parent, want digest.Digest, r i
 	if want != "" && diffID != want {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("layer digest mismatch: config says %s, content is %s", want, diffID))
 	}
+	crashpoint.Hit(op + "-after-layer-extract")
 	chain := nextChain(parent, diffID)
 
 	if s.acquireLayer(chain) {
@@ -269,6 +279,7 @@ func (s *Store) createLayer(ctx context.Context, parent, want digest.Digest, r i
 	if err := os.Rename(rec.Name(), s.layerRecord(chain)); err != nil {
 		return nil, fmt.Errorf("create layer: %w", err)
 	}
+	crashpoint.Hit(op + "-before-layer-metadata")
 	if err := atomicfile.Write(s.layerMeta(chain), meta, 0o600); err != nil {
 		os.Remove(s.layerRecord(chain))
 		return nil, fmt.Errorf("create layer: %w", err)

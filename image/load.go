@@ -17,6 +17,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/archive"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -56,6 +57,7 @@ func (s *Store) Load(ctx context.Context, r io.Reader, out io.Writer) ([]string,
 	if _, err := archive.Apply(ctx, r, dir, archive.ApplyOptions{Whiteouts: archive.WhiteoutNone}); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
+	crashpoint.Hit("load-after-archive-extract")
 	var imgs []loadedImage
 	if _, err := os.Lstat(filepath.Join(dir, "manifest.json")); err == nil {
 		imgs, err = readDockerArchive(dir)
@@ -117,7 +119,7 @@ func (s *Store) loadImage(ctx context.Context, dir string, li loadedImage) (*Ima
 			if err != nil {
 				return nil, err
 			}
-			_, err = s.createLayer(ctx, parent, img.config.RootFS.DiffIDs[i], f)
+			_, err = s.createLayer(ctx, "load", parent, img.config.RootFS.DiffIDs[i], f)
 			f.Close()
 			if err != nil {
 				return nil, fmt.Errorf("load layer %s: %w", li.layers[i], err)
@@ -126,7 +128,7 @@ func (s *Store) loadImage(ctx context.Context, dir string, li loadedImage) (*Ima
 		held = append(held, chain)
 		parent = chain
 	}
-	return s.registerImage(li.config, li.tags)
+	return s.registerImage("load", li.config, li.tags)
 }
 
 // openInArchive opens a file named by the archive's own metadata; names

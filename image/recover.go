@@ -1,10 +1,13 @@
 package image
 
 import (
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/opencontainers/go-digest"
 )
 
 // Crash consistency. Every step that adds to the store writes its data
@@ -13,11 +16,13 @@ import (
 // is the trace of an operation a crash cut short:
 //
 //	add a layer     driver dir + extract -> replay record -> layer metadata (commit)
-//	add an image    its layers -> image config (commit) -> tags
+//	add an image    its layers -> tag intent -> image config (commit) -> tags -> drop intent
 //	remove image    image config (commit) -> per layer: metadata, record, driver dir -> tags
 //	remove RW layer record (commit) -> driver dir
 //
-// At open, after the metadata is loaded, recover undoes them: layers no
+// At open, after the metadata is loaded, recover finishes or undoes them:
+// a tag intent is carried out when its image was committed and dropped
+// when not (a half-loaded image is then complete, or absent); layers no
 // image or container holds, replay records without metadata, and driver
 // directories that no layer or RW layer names are removed. Each action is
 // logged.
@@ -43,9 +48,70 @@ func (r *recovery) removeFile(path, why string, args ...any) {
 	r.actions++
 }
 
+// tagIntent is written before an image's config, naming the tags the
+// load or import will set.
+type tagIntent struct {
+	Image digest.Digest `json:"image"`
+	Tags  []string      `json:"tags"`
+}
+
+func (s *Store) intentPath(id digest.Digest) string {
+	return filepath.Join(s.intentDir(), id.Encoded()+".json")
+}
+
+// finishIntentsLocked applies the tags of interrupted loads and imports
+// whose image was committed. It returns the intent files done with, to
+// be removed once the tags are saved.
+func (s *Store) finishIntentsLocked(rec *recovery) []string {
+	ents, err := os.ReadDir(s.intentDir())
+	if err != nil {
+		slog.Error("image store: cannot list tag intents", "err", err)
+		return nil
+	}
+	var done []string
+	for _, e := range ents {
+		p := filepath.Join(s.intentDir(), e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			os.Remove(p) // torn temp file
+			continue
+		}
+		data, err := os.ReadFile(p)
+		var in tagIntent
+		if err == nil {
+			err = json.Unmarshal(data, &in)
+		}
+		if err != nil {
+			rec.removeFile(p, "unreadable tag intent", "err", err)
+			continue
+		}
+		if s.images[in.Image] == nil {
+			if rec.unsure {
+				continue // the image may be among what could not be read
+			}
+			slog.Info("image store: an interrupted load or import never committed its image; it is absent", "image", in.Image, "tags", in.Tags)
+			done = append(done, p)
+			rec.actions++
+			continue
+		}
+		var set []string
+		for _, t := range in.Tags {
+			if norm, err := normalizeTag(t); err == nil {
+				s.tags[norm] = in.Image
+				set = append(set, norm)
+			}
+		}
+		slog.Info("image store: finishing an interrupted load or import: tagging its image", "image", in.Image, "tags", set)
+		rec.tagsDirty = true
+		done = append(done, p)
+		rec.actions++
+	}
+	return done
+}
+
 func (s *Store) recover(rec *recovery) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	intents := s.finishIntentsLocked(rec)
 	if rec.unsure {
 		slog.Error("image store: some metadata could not be read; nothing unreferenced is removed at this start")
 	} else {
@@ -59,9 +125,18 @@ func (s *Store) recover(rec *recovery) {
 		s.removeOrphanRecordsLocked(rec)
 		s.removeOrphanDirsLocked(rec)
 	}
-	if rec.tagsDirty && !rec.unsure {
+	// Unsure, the tags on disk are left as they are (some may name images
+	// that could not be read), and so are the intents, for the next start.
+	saved := !rec.unsure
+	if saved && rec.tagsDirty {
 		if err := s.saveTagsLocked(); err != nil {
-			slog.Warn("image store: cannot rewrite repositories.json without its stale tags", "err", err)
+			slog.Warn("image store: cannot save the recovered tags; the next start tries again", "err", err)
+			saved = false
+		}
+	}
+	if saved {
+		for _, p := range intents {
+			os.Remove(p)
 		}
 	}
 	if rec.actions > 0 {

@@ -61,7 +61,7 @@ func TestRecoverInterruptedLayers(t *testing.T) {
 			os.WriteFile(filepath.Join(e.drv.Diff("halfapplied"), "part"), []byte("x"), 0o644)
 			// A layer committed whose image never was (killed between the
 			// layer and the image config).
-			if _, err := s.createLayer(ctx, "", "", bytes.NewReader(mkTar(tarFile{"lone", "l"}))); err != nil {
+			if _, err := s.createLayer(ctx, "load", "", "", bytes.NewReader(mkTar(tarFile{"lone", "l"}))); err != nil {
 				t.Fatal(err)
 			}
 			// A replay record renamed into place without its metadata.
@@ -195,5 +195,45 @@ func TestRecoverKeepsWhatItCannotJudge(t *testing.T) {
 	}
 	if got := e.driverDirs(t); len(got) != 0 {
 		t.Fatalf("driver dirs %v after removal", got)
+	}
+}
+
+// A load killed between its image config and its tags is finished at the
+// next open; one killed before the config leaves neither image nor tags.
+func TestRecoverTagIntents(t *testing.T) {
+	e := newEnv(t, "")
+	old, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"old", "o"})), "app:v1", ocispec.ImageConfig{}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As registerImage leaves it at load-before-tag: intent, config, no tag.
+	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"new", "n"})), "", ocispec.ImageConfig{}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(e.store.intentPath(img.ID), mustJSON(tagIntent{Image: img.ID, Tags: []string{"app:v1", "app:latest"}}), 0o600)
+	// As it leaves it at load-before-image-config: an intent only.
+	never := digest.FromString("never committed")
+	os.WriteFile(e.store.intentPath(never), mustJSON(tagIntent{Image: never, Tags: []string{"other:v1"}}), 0o600)
+
+	e.reopen(t)
+	for _, ref := range []string{"app:v1", "app:latest"} {
+		if got, err := e.store.Get(ref); err != nil || got.ID != img.ID {
+			t.Errorf("%s after recovery: %v", ref, err)
+		}
+	}
+	if _, err := e.store.Get("other:v1"); err == nil {
+		t.Error("the tag of an image never committed was set")
+	}
+	if got, err := e.store.Get(old.ID.String()); err != nil || len(got.RepoTags) != 0 {
+		t.Errorf("the old image keeps %v (%v); the tag moved", got.RepoTags, err)
+	}
+	if n := countFiles(t, filepath.Join(e.root, "image", "intents")); n != 0 {
+		t.Errorf("%d intents left", n)
+	}
+	// The tags were saved, not only applied in memory.
+	e.reopen(t)
+	if got, err := e.store.Get("app:latest"); err != nil || got.ID != img.ID {
+		t.Errorf("app:latest after a second open: %v", err)
 	}
 }

@@ -8,6 +8,7 @@
 //	layerdb/sha256/<hex>.tar.gz   record that rebuilds the layer's tar (for save)
 //	mounts/<container>.json       container RW layers
 //	repositories.json             tags
+//	intents/<image hex>.json      tags a load or import is about to set (recover.go)
 //	tmp/                          scratch space for load, wiped at start
 package image
 
@@ -59,10 +60,11 @@ type Store struct {
 	mounts map[string]*rwLayer      // by container ID
 }
 
-func (s *Store) imageDir() string { return filepath.Join(s.root, "imagedb", "sha256") }
-func (s *Store) layerDir() string { return filepath.Join(s.root, "layerdb", "sha256") }
-func (s *Store) mountDir() string { return filepath.Join(s.root, "mounts") }
-func (s *Store) tmpDir() string   { return filepath.Join(s.root, "tmp") }
+func (s *Store) imageDir() string  { return filepath.Join(s.root, "imagedb", "sha256") }
+func (s *Store) layerDir() string  { return filepath.Join(s.root, "layerdb", "sha256") }
+func (s *Store) mountDir() string  { return filepath.Join(s.root, "mounts") }
+func (s *Store) tmpDir() string    { return filepath.Join(s.root, "tmp") }
+func (s *Store) intentDir() string { return filepath.Join(s.root, "intents") }
 
 // New opens the store at root, loading whatever survived on disk: torn or
 // corrupt files are logged and skipped without affecting other images.
@@ -74,7 +76,7 @@ func New(root string, driver graphdriver.Driver) (*Store, error) {
 	if err := os.RemoveAll(s.tmpDir()); err != nil {
 		return nil, fmt.Errorf("image store: %w", err)
 	}
-	for _, d := range []string{s.imageDir(), s.layerDir(), s.mountDir(), s.tmpDir()} {
+	for _, d := range []string{s.imageDir(), s.layerDir(), s.mountDir(), s.tmpDir(), s.intentDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("image store: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/atomicfile"
 )
 
@@ -85,37 +86,82 @@ func (s *Store) Tag(ref string, newRef string) error {
 
 // registerImage stores a config (idempotently) and points tags at it.
 // The layers of its chain must exist; the image takes its own reference
-// on them.
-func (s *Store) registerImage(raw []byte, tags []string) (*Image, error) {
+// on them. The config is the commit point: before it, a tag intent names
+// the tags, so that a crash between the config and the tags is finished
+// at the next open (recover.go), and one before the config leaves nothing.
+// An error leaves no new image behind. op names the crash points.
+func (s *Store) registerImage(op string, raw []byte, tags []string) (*Image, error) {
 	img, err := s.parseImage(raw)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if existing := s.images[img.id]; existing != nil {
+	for _, c := range img.chain {
+		if s.layers[c] == nil {
+			return nil, fmt.Errorf("register image %s: layer %s missing", img.id, c)
+		}
+	}
+	if len(tags) > 0 {
+		intent := s.intentPath(img.id)
+		data, err := json.Marshal(tagIntent{Image: img.id, Tags: tags})
+		if err != nil {
+			return nil, err
+		}
+		if err := atomicfile.Write(intent, data, 0o600); err != nil {
+			return nil, fmt.Errorf("register image %s: %w", img.id, err)
+		}
+		defer func() {
+			if err := os.Remove(intent); err != nil {
+				slog.Warn("image store: remove tag intent", "file", intent, "err", err)
+			}
+		}()
+	}
+	crashpoint.Hit(op + "-before-image-config")
+	existing := s.images[img.id]
+	if existing != nil {
 		img = existing
 	} else {
-		for _, c := range img.chain {
-			if s.layers[c] == nil {
-				return nil, fmt.Errorf("register image %s: layer %s missing", img.id, c)
-			}
-		}
 		if err := atomicfile.Write(filepath.Join(s.imageDir(), img.id.Encoded()), raw, 0o600); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("register image %s: %w", img.id, err)
 		}
 		for _, c := range img.chain {
 			s.layers[c].refs++
 		}
 		s.images[img.id] = img
 	}
-	if len(tags) > 0 {
+	if len(tags) == 0 {
+		return s.snapshot(img), nil
+	}
+	crashpoint.Hit(op + "-before-tag")
+	prev := map[string]digest.Digest{}
+	for _, t := range tags {
+		if id, ok := s.tags[t]; ok {
+			prev[t] = id
+		}
+		s.tags[t] = img.id
+	}
+	if err := s.saveTagsLocked(); err != nil {
 		for _, t := range tags {
-			s.tags[t] = img.id
+			if id, ok := prev[t]; ok {
+				s.tags[t] = id
+			} else {
+				delete(s.tags, t)
+			}
 		}
-		if err := s.saveTagsLocked(); err != nil {
-			return nil, err
+		if existing == nil {
+			s.unregisterLocked(img)
 		}
+		return nil, fmt.Errorf("register image %s: tag: %w", img.id, err)
 	}
 	return s.snapshot(img), nil
+}
+
+// unregisterLocked undoes a registration that could not be finished.
+func (s *Store) unregisterLocked(img *image) {
+	if err := os.Remove(filepath.Join(s.imageDir(), img.id.Encoded())); err != nil && !os.IsNotExist(err) {
+		slog.Error("image store: undo image registration", "id", img.id, "err", err)
+	}
+	delete(s.images, img.id)
+	s.releaseLayersLocked(img.chain)
 }
