@@ -2,6 +2,7 @@ package image
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/opencontainers/go-digest"
 
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -43,29 +45,18 @@ func (s *Store) Delete(ref string, force bool, inUse func(id digest.Digest) bool
 	}
 	sort.Strings(tags)
 	short := id.Encoded()[:12]
-	var resp []imagetypes.DeleteResponse
-	untag := func(ts ...string) error {
-		for _, t := range ts {
-			delete(s.tags, t)
-			resp = append(resp, imagetypes.DeleteResponse{Untagged: t})
-		}
-		return s.saveTagsLocked()
-	}
 
 	if tag != "" {
 		if len(tags) > 1 {
-			return resp, untag(tag)
+			return s.untagLocked(tag)
 		}
 		if used {
 			if !force {
 				return nil, errdefs.Conflict(fmt.Errorf("conflict: unable to remove repository reference %q (must force) - container is using its referenced image %s", ref, short))
 			}
-			return resp, untag(tag)
+			return s.untagLocked(tag)
 		}
-		if err := untag(tag); err != nil {
-			return resp, err
-		}
-		return s.deleteImageLocked(img, resp)
+		return s.deleteImageLocked(img, tags)
 	}
 
 	if len(tags) > 1 && !force {
@@ -75,24 +66,62 @@ func (s *Store) Delete(ref string, force bool, inUse func(id digest.Digest) bool
 		if !force {
 			return nil, errdefs.Conflict(fmt.Errorf("conflict: unable to delete %s (must be forced) - image is being used by a container", short))
 		}
-		return resp, untag(tags...)
+		return s.untagLocked(tags...)
 	}
-	if err := untag(tags...); err != nil {
-		return resp, err
-	}
-	return s.deleteImageLocked(img, resp)
+	return s.deleteImageLocked(img, tags)
 }
 
-func (s *Store) deleteImageLocked(img *image, resp []imagetypes.DeleteResponse) ([]imagetypes.DeleteResponse, error) {
-	// The config goes first: after a crash the image is gone and its
-	// layers are collected as unreferenced at the next start.
-	if err := os.Remove(filepath.Join(s.imageDir(), img.id.Encoded())); err != nil && !os.IsNotExist(err) {
-		return resp, fmt.Errorf("delete image %s: %w", img.id, err)
+// untagLocked removes tags, the image staying; an error changes nothing.
+func (s *Store) untagLocked(tags ...string) ([]imagetypes.DeleteResponse, error) {
+	var resp []imagetypes.DeleteResponse
+	prev := map[string]digest.Digest{}
+	for _, t := range tags {
+		prev[t] = s.tags[t]
+		delete(s.tags, t)
+		resp = append(resp, imagetypes.DeleteResponse{Untagged: t})
 	}
+	if len(tags) == 0 {
+		return resp, nil
+	}
+	if err := s.saveTagsForRemovalLocked(); err != nil {
+		for t, id := range prev {
+			s.tags[t] = id
+		}
+		return nil, fmt.Errorf("untag: %w", err)
+	}
+	s.keepSpare()
+	return resp, nil
+}
+
+// deleteImageLocked removes the image and its tags. Nothing before the
+// space is freed needs free space: the config is unlinked first (the
+// commit: tags left on disk that name a missing image are dropped at the
+// next open), then the layers nothing else holds, metadata before data,
+// and repositories.json is rewritten last, once their space is free.
+func (s *Store) deleteImageLocked(img *image, tags []string) ([]imagetypes.DeleteResponse, error) {
+	if err := os.Remove(filepath.Join(s.imageDir(), img.id.Encoded())); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("delete image %s: %w", img.id, err)
+	}
+	crashpoint.Hit("rmi-after-image-config")
 	delete(s.images, img.id)
+	var resp []imagetypes.DeleteResponse
+	for _, t := range tags {
+		delete(s.tags, t)
+		resp = append(resp, imagetypes.DeleteResponse{Untagged: t})
+	}
 	resp = append(resp, imagetypes.DeleteResponse{Deleted: img.id.String()})
 	for _, c := range s.releaseLayersLocked(img.chain) {
 		resp = append(resp, imagetypes.DeleteResponse{Deleted: c.String()})
 	}
+	if len(tags) > 0 {
+		crashpoint.Hit("rmi-before-tag")
+		if err := s.saveTagsForRemovalLocked(); err != nil {
+			// The image is gone; its tags on disk are dropped at the next
+			// open, or rewritten by the next save.
+			slog.Warn("image store: image removed, but repositories.json still names it", "id", img.id, "err", err)
+			s.tagsStale = true
+		}
+	}
+	s.keepSpare()
 	return resp, nil
 }

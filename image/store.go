@@ -9,6 +9,7 @@
 //	mounts/<container>.json       container RW layers
 //	repositories.json             tags
 //	intents/<image hex>.json      tags a load or import is about to set (recover.go)
+//	spare                         space held for removals on a full disk (spare.go)
 //	tmp/                          scratch space for load, wiped at start
 package image
 
@@ -58,6 +59,9 @@ type Store struct {
 	layers map[digest.Digest]*layer // by chain ID
 	tags   map[string]digest.Digest // normalized "name:tag" -> image ID
 	mounts map[string]*rwLayer      // by container ID
+	// tagsStale: repositories.json still names a removed image (its save
+	// failed); the next save fixes it.
+	tagsStale bool
 }
 
 func (s *Store) imageDir() string  { return filepath.Join(s.root, "imagedb", "sha256") }
@@ -81,12 +85,14 @@ func New(root string, driver graphdriver.Driver) (*Store, error) {
 			return nil, fmt.Errorf("image store: %w", err)
 		}
 	}
+	s.removeTempFiles()
 	rec := &recovery{}
 	s.loadLayers(rec)
 	s.loadImages(rec)
 	s.loadTags(rec)
 	s.loadMounts(rec)
 	s.recover(rec)
+	s.keepSpare()
 	return s, nil
 }
 

@@ -51,7 +51,13 @@ func (s *Store) loadTags(rec *recovery) {
 	}
 }
 
-func (s *Store) saveTagsLocked() error {
+func (s *Store) saveTagsLocked() error { return s.saveTags(false) }
+
+// saveTagsForRemovalLocked saves the tags for a removal, which works on a
+// full filesystem (spare.go).
+func (s *Store) saveTagsForRemovalLocked() error { return s.saveTags(true) }
+
+func (s *Store) saveTags(removal bool) error {
 	f := repositoriesFile{Repositories: map[string]map[string]digest.Digest{}}
 	for tag, id := range s.tags {
 		repo, _ := splitTag(tag)
@@ -64,7 +70,15 @@ func (s *Store) saveTagsLocked() error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(s.tagsPath(), data, 0o600)
+	if removal {
+		err = s.writeForRemoval(s.tagsPath(), data)
+	} else {
+		err = atomicfile.Write(s.tagsPath(), data, 0o600)
+	}
+	if err == nil {
+		s.tagsStale = false
+	}
+	return err
 }
 
 // Tag points newRef at the image ref names; the tag moves if it was on
@@ -131,6 +145,14 @@ func (s *Store) registerImage(op string, raw []byte, tags []string) (*Image, err
 		s.images[img.id] = img
 	}
 	if len(tags) == 0 {
+		if s.tagsStale && existing == nil {
+			// repositories.json may still tag this ID from a removal whose
+			// save failed: the new image must not inherit that tag.
+			if err := s.saveTagsLocked(); err != nil {
+				s.unregisterLocked(img)
+				return nil, fmt.Errorf("register image %s: tag: %w", img.id, err)
+			}
+		}
 		return s.snapshot(img), nil
 	}
 	crashpoint.Hit(op + "-before-tag")
