@@ -22,7 +22,8 @@ type importedConfig struct {
 }
 
 // Import turns a rootfs tar (optionally gzip-compressed) into a one-layer
-// image, tagged ref when ref is not empty.
+// image, tagged ref when ref is not empty. It stops at the reserve of free
+// space (SetMinFreeSpace), leaving nothing behind.
 func (s *Store) Import(ctx context.Context, r io.Reader, ref string, cfg ocispec.ImageConfig, comment string, out io.Writer) (*Image, error) {
 	var tags []string
 	if ref != "" {

@@ -192,8 +192,10 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // createLayer applies the tar r on top of parent (a chain ID held by the
 // caller, or "") and registers it. The caller receives a reference on the
 // returned layer. With want set, a different diff ID is an
-// InvalidParameter error and nothing is kept. op ("load", "import") names
-// the crash points on the way.
+// InvalidParameter error and nothing is kept. The extraction stops at the
+// reserve of free space (SetMinFreeSpace), checked before it starts and
+// every few megabytes. op ("load", "import") names the crash points on
+// the way.
 func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.Digest, r io.Reader) (*layer, error) {
 	parentCache := ""
 	if parent != "" {
@@ -204,6 +206,10 @@ func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.
 			return nil, errdefs.NotFound(fmt.Errorf("parent layer %s not found", parent))
 		}
 		parentCache = p.CacheID
+	}
+	// Below the reserve already: refuse before making anything.
+	if err := s.checkSpace(s.layerDir()); err != nil {
+		return nil, err
 	}
 	cacheID, err := randomID()
 	if err != nil {
@@ -237,7 +243,7 @@ func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.
 			if written > 0 {
 				crashpoint.Hit(op + "-during-layer-extract")
 			}
-			return nil
+			return s.checkSpace(s.driver.Diff(cacheID))
 		}})
 	if err != nil {
 		return nil, fmt.Errorf("apply layer: %w", err)

@@ -46,15 +46,20 @@ type loadedImage struct {
 // Load imports a `docker save` archive or an OCI image layout tar. The
 // outer tar is unpacked into a scratch dir under the store (never into
 // memory), then each layer is applied and checked against the config's
-// diff IDs. It returns what it prints: the loaded tags, or the IDs of
-// untagged images.
+// diff IDs. Every write stops at the reserve of free space
+// (SetMinFreeSpace). It returns what it prints: the loaded tags, or the
+// IDs of untagged images.
 func (s *Store) Load(ctx context.Context, r io.Reader, out io.Writer) ([]string, error) {
+	if err := s.checkSpace(s.tmpDir()); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
 	dir, err := os.MkdirTemp(s.tmpDir(), "load-")
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if _, err := archive.Apply(ctx, r, dir, archive.ApplyOptions{Whiteouts: archive.WhiteoutNone}); err != nil {
+	if _, err := archive.Apply(ctx, r, dir, archive.ApplyOptions{Whiteouts: archive.WhiteoutNone,
+		Check: func(int64) error { return s.checkSpace(dir) }}); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	crashpoint.Hit("load-after-archive-extract")

@@ -15,6 +15,7 @@ package image
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -28,7 +29,9 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sdengine/engine/image/graphdriver"
+	"github.com/sdengine/engine/pkg/archive"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/fsreserve"
 )
 
 // Image is one stored image as callers see it (a snapshot copy).
@@ -62,6 +65,8 @@ type Store struct {
 	// tagsStale: repositories.json still names a removed image (its save
 	// failed); the next save fixes it.
 	tagsStale bool
+	// reserve is the free space image writes leave (set once, at start).
+	reserve fsreserve.Reserve
 }
 
 func (s *Store) imageDir() string  { return filepath.Join(s.root, "imagedb", "sha256") }
@@ -94,6 +99,23 @@ func New(root string, driver graphdriver.Driver) (*Store, error) {
 	s.recover(rec)
 	s.keepSpare()
 	return s, nil
+}
+
+// SetMinFreeSpace sets the reserve of free space that import and load
+// leave on the filesystem they write to (dockerd --min-free-space). Call
+// it before the store is used.
+func (s *Store) SetMinFreeSpace(r fsreserve.Reserve) { s.reserve = r }
+
+// checkSpace is the reserve check for a write into dir: it fails when the
+// next archive.DefaultCheckEvery bytes could cross the reserve. The error
+// names the data root (the store's parent), not dir.
+func (s *Store) checkSpace(dir string) error {
+	err := s.reserve.Check(dir, archive.DefaultCheckEvery)
+	var e *fsreserve.Error
+	if errors.As(err, &e) {
+		e.Path = filepath.Dir(s.root)
+	}
+	return err
 }
 
 // Driver returns the graph driver the store keeps layers on.
