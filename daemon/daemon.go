@@ -52,14 +52,20 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err != nil {
 		return nil, fmt.Errorf("storage driver: %w", err)
 	}
+	reserve, err := cfg.MinFreeSpaceReserve()
+	if err != nil {
+		return nil, err
+	}
 	images, err := image.New(filepath.Join(cfg.Root, "image"), gd)
 	if err != nil {
 		return nil, fmt.Errorf("image store: %w", err)
 	}
+	images.SetMinFreeSpace(reserve)
 	containers, err := container.NewStore(filepath.Join(cfg.Root, "containers"))
 	if err != nil {
 		return nil, err
 	}
+
 	// The cgroup driver is decided once, here, and passed down.
 	cgDriver, err := cgroupDriver(cfg.ExecOpts)
 	if err != nil {
@@ -83,7 +89,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	}
 	d.restore(ctx)
 	slog.Info("daemon ready", "root", cfg.Root, "exec-root", cfg.ExecRoot, "storage-driver", gd.Name(),
-		"containers", len(containers.List()), "images", len(images.List()))
+		"containers", len(containers.List()), "images", len(images.List()), "min-free-space", reserve.String())
 	return d, nil
 }
 

@@ -68,6 +68,8 @@ func New() *cobra.Command {
 	f.StringSliceVar(&flagCfg.ExecOpts, "exec-opt", nil, "Runtime execution options")
 	f.StringVarP(&flagCfg.Group, "group", "G", config.DefaultGroup, "Group for the unix socket")
 	f.StringSliceVar(&flagCfg.HooksDirs, "hooks-dir", config.DefaultHooksDirs, "Directories searched for prestart/poststop hooks")
+	f.StringVar(&flagCfg.MinFreeSpace, "min-free-space", config.DefaultMinFreeSpace,
+		`Free space image import and load leave on the data root's filesystem: a percentage of it ("5%") or a size ("2GB"); "0" for none`)
 	return cmd
 }
 
@@ -92,6 +94,7 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"exec-opt", "exec-opts", len(cfg.ExecOpts) > 0, func() { cfg.ExecOpts = flags.ExecOpts }},
 		{"group", "group", cfg.Group != config.DefaultGroup, func() { cfg.Group = flags.Group }},
 		{"hooks-dir", "hooks-dirs", false, func() { cfg.HooksDirs = flags.HooksDirs }},
+		{"min-free-space", "min-free-space", cfg.MinFreeSpace != config.DefaultMinFreeSpace, func() { cfg.MinFreeSpace = flags.MinFreeSpace }},
 	}
 	for _, s := range settings {
 		if !cmd.Flags().Changed(s.flag) {
@@ -117,6 +120,9 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 	}
 	if len(cfg.Hosts) == 0 {
 		cfg.Hosts = []string{config.DefaultHost}
+	}
+	if _, err := cfg.MinFreeSpaceReserve(); err != nil {
+		return err
 	}
 	return nil
 }

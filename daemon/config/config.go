@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/sdengine/engine/pkg/fsreserve"
 )
 
 // Config is what the daemon is told to be. The JSON names are daemon.json's.
@@ -28,6 +30,9 @@ type Config struct {
 	// AutoSystemd gives images whose command is an init the systemd
 	// profile without --init=systemd (docs/systemd.md). A pointer: unset means on.
 	AutoSystemd *bool `json:"auto-systemd-init,omitempty"`
+	// MinFreeSpace is the free space image import and load leave on the
+	// data root's filesystem: a percentage of it or a size (pkg/fsreserve).
+	MinFreeSpace string `json:"min-free-space,omitempty"`
 }
 
 // The default paths (README.md, "dockerd").
@@ -39,6 +44,8 @@ const (
 	DefaultPidfile    = "/var/run/docker.pid"
 	DefaultGroup      = "docker"
 	DefaultLogDriver  = "json-file"
+	// DefaultMinFreeSpace: why 5%, see fsreserve.Default.
+	DefaultMinFreeSpace = fsreserve.Default
 )
 
 // DefaultHooksDirs are searched in order; the first that exists is used.
@@ -53,6 +60,8 @@ func Default() *Config {
 		LogDriver: DefaultLogDriver,
 		Group:     DefaultGroup,
 		HooksDirs: append([]string{}, DefaultHooksDirs...),
+
+		MinFreeSpace: DefaultMinFreeSpace,
 	}
 }
 
@@ -76,6 +85,11 @@ func (c *Config) LoadFile(path string, mustExist bool) error {
 		return fmt.Errorf("daemon config %s: %w", path, err)
 	}
 	return nil
+}
+
+// MinFreeSpaceReserve parses MinFreeSpace.
+func (c *Config) MinFreeSpaceReserve() (fsreserve.Reserve, error) {
+	return fsreserve.Parse(c.MinFreeSpace)
 }
 
 // AutoSystemdEnabled reports whether the automatic systemd profile is on.

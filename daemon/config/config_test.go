@@ -28,3 +28,22 @@ func TestLoadFile(t *testing.T) {
 		t.Fatal("missing explicit file accepted")
 	}
 }
+
+func TestMinFreeSpace(t *testing.T) {
+	c := Default()
+	if r, err := c.MinFreeSpaceReserve(); err != nil || r.Percent != 5 {
+		t.Fatalf("default min-free-space: %+v %v", r, err)
+	}
+	p := filepath.Join(t.TempDir(), "daemon.json")
+	os.WriteFile(p, []byte(`{"min-free-space":"2GB"}`), 0o644)
+	if err := c.LoadFile(p, true); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.MinFreeSpaceReserve(); err != nil || r.Bytes != 2<<30 {
+		t.Fatalf("min-free-space 2GB: %+v %v", r, err)
+	}
+	c.MinFreeSpace = "lots"
+	if _, err := c.MinFreeSpaceReserve(); err == nil {
+		t.Fatal("invalid min-free-space accepted")
+	}
+}
