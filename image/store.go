@@ -82,6 +82,9 @@ func New(root string, driver graphdriver.Driver) (*Store, error) {
 	s := &Store{root: root, driver: driver,
 		images: map[digest.Digest]*image{}, layers: map[digest.Digest]*layer{},
 		tags: map[string]digest.Digest{}, mounts: map[string]*rwLayer{}}
+	if ents, _ := os.ReadDir(s.tmpDir()); len(ents) > 0 {
+		slog.Info("image store: removing the scratch space of interrupted loads", "entries", len(ents))
+	}
 	if err := os.RemoveAll(s.tmpDir()); err != nil {
 		return nil, fmt.Errorf("image store: %w", err)
 	}
