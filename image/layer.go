@@ -208,7 +208,7 @@ func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.
 		parentCache = p.CacheID
 	}
 	// Below the reserve already: refuse before making anything.
-	if err := s.checkSpace(s.layerDir()); err != nil {
+	if err := s.checkSpace(s.layerDir(), 0); err != nil {
 		return nil, err
 	}
 	cacheID, err := randomID()
@@ -243,7 +243,7 @@ func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.
 			if written > 0 {
 				crashpoint.Hit(op + "-during-layer-extract")
 			}
-			return s.checkSpace(s.driver.Diff(cacheID))
+			return s.checkSpace(s.driver.Diff(cacheID), written)
 		}})
 	if err != nil {
 		return nil, fmt.Errorf("apply layer: %w", err)

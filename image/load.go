@@ -50,7 +50,7 @@ type loadedImage struct {
 // (SetMinFreeSpace). It returns what it prints: the loaded tags, or the
 // IDs of untagged images.
 func (s *Store) Load(ctx context.Context, r io.Reader, out io.Writer) ([]string, error) {
-	if err := s.checkSpace(s.tmpDir()); err != nil {
+	if err := s.checkSpace(s.tmpDir(), 0); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	dir, err := os.MkdirTemp(s.tmpDir(), "load-")
@@ -59,7 +59,7 @@ func (s *Store) Load(ctx context.Context, r io.Reader, out io.Writer) ([]string,
 	}
 	defer os.RemoveAll(dir)
 	if _, err := archive.Apply(ctx, r, dir, archive.ApplyOptions{Whiteouts: archive.WhiteoutNone,
-		Check: func(int64) error { return s.checkSpace(dir) }}); err != nil {
+		Check: func(written int64) error { return s.checkSpace(dir, written) }}); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	crashpoint.Hit("load-after-archive-extract")

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	units "github.com/docker/go-units"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -109,14 +110,20 @@ func New(root string, driver graphdriver.Driver) (*Store, error) {
 // it before the store is used.
 func (s *Store) SetMinFreeSpace(r fsreserve.Reserve) { s.reserve = r }
 
-// checkSpace is the reserve check for a write into dir: it fails when the
-// next archive.DefaultCheckEvery bytes could cross the reserve. The error
-// names the data root (the store's parent), not dir.
-func (s *Store) checkSpace(dir string) error {
+// checkSpace is the reserve check for a write into dir that has written
+// bytes so far: it fails when the next archive.DefaultCheckEvery bytes
+// could cross the reserve. The error names the data root (the store's
+// parent), not dir, and says how much was written before the stop.
+func (s *Store) checkSpace(dir string, written int64) error {
 	err := s.reserve.Check(dir, archive.DefaultCheckEvery)
 	var e *fsreserve.Error
-	if errors.As(err, &e) {
-		e.Path = filepath.Dir(s.root)
+	if !errors.As(err, &e) {
+		return err
+	}
+	e.Path = filepath.Dir(s.root)
+	slog.Warn("image store: stopping a write at the reserve of free space", "written", written, "err", err)
+	if written > 0 {
+		return fmt.Errorf("stopped after writing %s: %w", units.BytesSize(float64(written)), err)
 	}
 	return err
 }

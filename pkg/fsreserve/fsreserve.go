@@ -147,10 +147,10 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Inodes {
-		return fmt.Sprintf("not enough free inodes: stopped before the filesystem of %s drops below --min-free-space=%s (%d inodes free); %d of %d inodes are free",
+		return fmt.Sprintf("not enough free inodes: the filesystem of %s would drop below --min-free-space=%s (%d inodes free); %d of %d inodes are free",
 			e.Path, e.Reserve, e.Keep, e.Space.FreeInod, e.Space.Inodes)
 	}
-	return fmt.Sprintf("not enough free space: stopped before the filesystem of %s drops below --min-free-space=%s (%s free); %s free of %s",
+	return fmt.Sprintf("not enough free space: the filesystem of %s would drop below --min-free-space=%s (%s free); %s free of %s",
 		e.Path, e.Reserve, units.BytesSize(float64(e.Keep)), units.BytesSize(float64(e.Space.Avail)), units.BytesSize(float64(e.Space.Size)))
 }
 
