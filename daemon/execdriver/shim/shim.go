@@ -110,6 +110,9 @@ func (s *shim) create() (retErr error) {
 	if err := shimproto.ReadJSONFile(filepath.Join(s.dir, shimproto.OptionsFile), &s.opts); err != nil {
 		return err
 	}
+	if err := shimproto.ReserveExit(s.dir); err != nil {
+		return fmt.Errorf("reserving room for the exit status: %w", err)
+	}
 	s.spec = new(specs.Spec)
 	if err := shimproto.ReadJSONFile(filepath.Join(s.dir, shimproto.SpecFile), s.spec); err != nil {
 		return err
@@ -260,7 +263,7 @@ func (s *shim) run() int {
 		}
 	}
 	st.OOMKilled = s.oomKilled()
-	if err := shimproto.WriteJSONFile(filepath.Join(s.dir, shimproto.ExitFile), st); err != nil {
+	if err := shimproto.WriteExit(s.dir, st); err != nil {
 		slog.Error("shim: recording exit status", "err", err)
 	}
 	s.destroy()
