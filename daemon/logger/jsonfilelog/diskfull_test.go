@@ -2,6 +2,7 @@ package jsonfilelog
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sdengine/engine/internal/testenv"
 )
@@ -203,5 +205,57 @@ func TestFullTmpfsLeavesWholeLines(t *testing.T) {
 	}
 	if got := wholeLines(t, p); !eq(got, []string{"again\n"}) {
 		t.Fatalf("after freeing: %q", got)
+	}
+}
+
+// A follower that read part of an entry the writer then cut off goes on
+// with the entries written after it, none lost or glued to the fragment.
+func TestFollowerSkipsCutFragment(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "l")
+	w, _ := New(p, nil)
+	defer w.Close()
+	writeN(t, w, 0, 2)
+	f := inject(w, 20)
+	f.truncErr = errors.New("not yet") // hold the fragment until the follower saw it
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan string, 10)
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Read(ctx, p, ReadOptions{Follow: true, Tail: -1}, done, func(m Message) error {
+			got <- string(m.Line)
+			return nil
+		})
+	}()
+	for _, want := range lines(0, 2) {
+		if g := <-got; g != want {
+			t.Fatalf("got %q want %q", g, want)
+		}
+	}
+	if err := w.WriteMessage("stdout", []byte("lost\n"), t0); err == nil {
+		t.Fatal("short write succeeded")
+	}
+	time.Sleep(300 * time.Millisecond) // the follower reads the fragment
+	f.truncErr, f.room = nil, -1
+	w.mu.Lock()
+	w.cutTorn()
+	w.mu.Unlock()
+	time.Sleep(300 * time.Millisecond) // and sees it cut
+	writeN(t, w, 2, 4)
+	for _, want := range lines(2, 4) {
+		select {
+		case g := <-got:
+			if g != want {
+				t.Fatalf("got %q want %q", g, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("follower did not deliver %q", want)
+		}
+	}
+	close(done)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }
