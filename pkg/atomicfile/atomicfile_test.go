@@ -140,7 +140,7 @@ func TestReserveThenWriteOnFullDisk(t *testing.T) {
 		t.Fatalf("exit.json: %q", b)
 	}
 	if _, err := os.Stat(SpareName(path)); !os.IsNotExist(err) {
-		t.Fatalf("a spare appeared on a full disk: %v", err)
+		t.Fatalf("the spare is still there: %v", err)
 	}
 	// The spare is spent; the next write needs room, fails, and keeps the file.
 	if err := WriteReserved(path, []byte(`{"code":1}`), 0o600); err == nil {

@@ -39,8 +39,8 @@ func reserveSize(n int) int {
 	return max(n+n/2, minReserve)
 }
 
-// Reserve makes path's spare of at least size bytes, so that the first
-// WriteReserved of path needs no free space either.
+// Reserve makes path's spare of at least size bytes, before path exists,
+// so that the first WriteReserved of path needs no free space either.
 func Reserve(path string, size int, perm os.FileMode) error {
 	return Write(SpareName(path), pad(nil, max(size, minReserve)), perm)
 }
@@ -95,10 +95,16 @@ func writeSpare(path, spare string, data []byte) error {
 	err = unix.Renameat2(unix.AT_FDCWD, spare, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
 	switch {
 	case err == nil:
-	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
-		// No path yet, or no exchange on this file system: the spare
-		// becomes path, and the next write needs free space for a new
-		// spare (made here if there is room).
+	case errors.Is(err, unix.ENOENT):
+		// No path yet (Reserve made the spare): the spare becomes path.
+		// Such a file (an exit status) is written once; a later write
+		// needs free space.
+		if err := os.Rename(spare, path); err != nil {
+			return fmt.Errorf("reserved write %s: %w", path, err)
+		}
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
+		// No exchange on this file system: the spare becomes path, and
+		// a new spare is made if there is room.
 		if err := os.Rename(spare, path); err != nil {
 			return fmt.Errorf("reserved write %s: %w", path, err)
 		}
