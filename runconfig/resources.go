@@ -72,7 +72,7 @@ func ValidateResources(r *containertypes.Resources, h Host) error {
 			return bad("cannot use --blkio-weight %d: your kernel does not support blkio weight", r.BlkioWeight)
 		}
 	}
-	return nil
+	return validateUlimits(r.Ulimits)
 }
 
 // formatCPUs shows NanoCPUs as the --cpus value that gave them.

@@ -276,7 +276,8 @@ func rlimits(ul []*units.Ulimit) ([]specs.POSIXRlimit, error) {
 		if u == nil {
 			continue
 		}
-		if u.Soft > u.Hard || u.Soft < 0 || u.Hard < 0 {
+		// -1 is unlimited (RLIM_INFINITY, which uint64(-1) is).
+		if u.Soft < -1 || u.Hard < -1 || (u.Hard != -1 && (u.Soft == -1 || u.Soft > u.Hard)) {
 			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid ulimit %s: soft limit %d must not exceed hard limit %d", u.Name, u.Soft, u.Hard))
 		}
 		out = append(out, specs.POSIXRlimit{

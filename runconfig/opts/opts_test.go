@@ -290,3 +290,10 @@ func TestKeyValueOpts(t *testing.T) {
 		t.Error("want error")
 	}
 }
+
+func TestParseUlimitsWordsTheFlag(t *testing.T) {
+	_, err := ParseUlimits([]string{"nofile=1", "nosuch=1"})
+	if err == nil || err.Error() != `invalid argument "nosuch=1" for "--ulimit" flag: invalid ulimit type: nosuch` {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -66,7 +66,8 @@ func ParseUlimits(values []string) ([]*container.Ulimit, error) {
 	for _, v := range values {
 		u, err := units.ParseUlimit(v)
 		if err != nil {
-			return nil, errdefs.InvalidParameter(err)
+			// As the docker CLI's flag parsing words it.
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid argument %q for \"--ulimit\" flag: %w", v, err))
 		}
 		out = append(out, u)
 	}
