@@ -13,6 +13,7 @@ import (
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/logger"
+	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/signal"
 	"github.com/sdengine/engine/pkg/systemd"
@@ -134,6 +135,9 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 		return nil, errdefs.NotImplemented(fmt.Errorf("publishing ports is not implemented by this engine yet"))
 	}
 	if err := runconfig.ValidateResources(&hc.Resources, runconfig.ProbeHost()); err != nil {
+		return nil, err
+	}
+	if err := oci.ValidateCgroupParent(hc.CgroupParent, d.cgroupDriver == cgroupDriverSystemd); err != nil {
 		return nil, err
 	}
 	for _, b := range hc.Binds {

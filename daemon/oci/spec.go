@@ -177,12 +177,12 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 //
 // As with Docker, a systemd parent must be a slice name.
 func cgroupsPath(parent, id string, systemd bool) (string, error) {
+	if err := ValidateCgroupParent(parent, systemd); err != nil {
+		return "", err
+	}
 	if systemd {
 		if parent == "" {
 			parent = DefaultSystemdSlice
-		}
-		if !strings.HasSuffix(parent, ".slice") || strings.ContainsAny(parent, "/:") {
-			return "", errdefs.InvalidParameter(fmt.Errorf("cgroup-parent for systemd cgroup should be a valid slice named as \"xxx.slice\", not %q", parent))
 		}
 		limits := "docker-" + id + ".slice"
 		if parent != "-.slice" {
@@ -197,6 +197,32 @@ func cgroupsPath(parent, id string, systemd bool) (string, error) {
 		parent = "/" + parent
 	}
 	return path.Join(parent, id, PayloadCgroup), nil
+}
+
+// ValidateCgroupParent refuses a --cgroup-parent the driver cannot use:
+// with systemd a slice name, as in Docker; with cgroupfs a path that
+// stays below the hierarchy's root, so no ".." (cleaned away, it would
+// put the container's cgroup somewhere other than it says, where nothing
+// removes it). The daemon calls it at create, Build at start.
+func ValidateCgroupParent(parent string, systemd bool) error {
+	if parent == "" {
+		return nil
+	}
+	if strings.ContainsAny(parent, "\x00\n") {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid --cgroup-parent %q: a cgroup name cannot hold NUL or a newline", parent))
+	}
+	if systemd {
+		if !strings.HasSuffix(parent, ".slice") || strings.ContainsAny(parent, "/:") {
+			return errdefs.InvalidParameter(fmt.Errorf("cgroup-parent for systemd cgroup should be a valid slice named as \"xxx.slice\", not %q", parent))
+		}
+		return nil
+	}
+	for _, elem := range strings.Split(parent, "/") {
+		if elem == ".." {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid --cgroup-parent %q: \"..\" is not allowed: the cgroup parent is a path below the cgroup root", parent))
+		}
+	}
+	return nil
 }
 
 // PayloadCgroup is the name of the cgroup, below the one holding the

@@ -35,6 +35,7 @@ type containerOptions struct {
 	logOpts                         []string
 	restart                         string
 	ulimits                         []string
+	cgroupParent                    string
 }
 
 func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
@@ -78,6 +79,7 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.logOpts, "log-opt", nil, "Log driver options")
 	fs.StringVar(&o.restart, "restart", "no", "Restart policy to apply when a container exits")
 	fs.StringArrayVar(&o.ulimits, "ulimit", nil, "Ulimit options")
+	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "Optional parent cgroup for the container")
 }
 
 // parsed is the create request built from the flags.
@@ -196,6 +198,7 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	h.CpusetMems = o.cpusetMems
 	h.BlkioWeight = o.blkioWeight
 	h.Ulimits = ulimits
+	h.CgroupParent = o.cgroupParent
 	if fs.Changed("pids-limit") {
 		p := o.pidsLimit
 		h.PidsLimit = &p
