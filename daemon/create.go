@@ -140,6 +140,14 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if err := oci.ValidateCgroupParent(hc.CgroupParent, d.cgroupDriver == cgroupDriverSystemd); err != nil {
 		return nil, err
 	}
+	for _, dev := range specDevices(hc) {
+		if hc.Privileged && (dev.PathInContainer == "" || dev.PathInContainer == dev.PathOnHost) {
+			continue // the container has the host's /dev already (as in Docker)
+		}
+		if _, _, err := oci.DevicesFromPath(dev); err != nil {
+			return nil, err
+		}
+	}
 	for _, b := range hc.Binds {
 		if _, err := parseBind(b); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package runconfig
 
 import (
 	"fmt"
+	"path"
 
 	containertypes "github.com/docker/docker/api/types/container"
 
@@ -32,6 +33,45 @@ func validateUlimits(ul []*containertypes.Ulimit) error {
 			if u.Soft > u.Hard {
 				return errdefs.InvalidParameter(fmt.Errorf("ulimit soft limit must be less than or equal to hard limit: %d > %d", u.Soft, u.Hard))
 			}
+		}
+	}
+	return nil
+}
+
+// ValidDeviceMode reports whether mode is a device cgroup access: one to
+// three of r (read), w (write) and m (mknod), each at most once.
+func ValidDeviceMode(mode string) bool {
+	if mode == "" || len(mode) > 3 {
+		return false
+	}
+	seen := map[rune]bool{}
+	for _, c := range mode {
+		if (c != 'r' && c != 'w' && c != 'm') || seen[c] {
+			return false
+		}
+		seen[c] = true
+	}
+	return true
+}
+
+// validateDevices checks the form of --device mappings; whether the host
+// path is a device is the daemon's to check (it reads the host). An empty
+// container path means the host path and empty permissions mean "rwm",
+// as the CLI would have sent them.
+func validateDevices(devs []containertypes.DeviceMapping) error {
+	for _, d := range devs {
+		spec := d.PathOnHost + ":" + d.PathInContainer + ":" + d.CgroupPermissions
+		if d.PathOnHost == "" {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid device %s: no host path", spec))
+		}
+		if !path.IsAbs(d.PathOnHost) {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid device %s: %s is not an absolute path", spec, d.PathOnHost))
+		}
+		if d.PathInContainer != "" && !path.IsAbs(d.PathInContainer) {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid device %s: %s is not an absolute path", spec, d.PathInContainer))
+		}
+		if d.CgroupPermissions != "" && !ValidDeviceMode(d.CgroupPermissions) {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid device %s: bad mode specified: %s (use r, w and m)", spec, d.CgroupPermissions))
 		}
 	}
 	return nil

@@ -40,6 +40,7 @@ type SpecOptions struct {
 	Ulimits                      []*units.Ulimit
 	ShmSize                      int64
 	CgroupParent                 string
+	Devices                      []Device // --device
 	Mounts                       []specs.Mount
 	Annotations                  map[string]string
 
@@ -150,13 +151,33 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listing host devices: %w", err)
 		}
-		s.Linux.Devices = devs
+		// Every host device is there already, and allowed: as in Docker,
+		// a mapping only adds a node where the container would not have
+		// one, and its permissions are all.
+		var moved []Device
+		for _, d := range o.Devices {
+			if d.PathInContainer != "" && d.PathInContainer != d.PathOnHost {
+				moved = append(moved, Device{PathOnHost: d.PathOnHost, PathInContainer: d.PathInContainer, CgroupPermissions: "rwm"})
+			}
+		}
+		mapped, _, err := userDevices(moved)
+		if err != nil {
+			return nil, err
+		}
+		s.Linux.Devices = mergeDevices(devs, mapped)
 		s.Linux.Resources.Devices = []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwm"}}
 		return s, nil
 	}
-	// Deny everything first; the runtime appends the default devices
-	// (null, zero, full, random, urandom, tty, console, ptmx, pts) after it.
-	s.Linux.Resources.Devices = []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}
+	devs, rules, err := userDevices(o.Devices)
+	if err != nil {
+		return nil, err
+	}
+	// Deny everything first, then allow the user's devices; the runtime
+	// appends the default devices (null, zero, full, random, urandom, tty,
+	// console, ptmx, pts) after them, save those a user's device replaces
+	// at the same path (so --device /dev/zero:/dev/zero:r holds).
+	s.Linux.Devices = devs
+	s.Linux.Resources.Devices = append([]specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}, rules...)
 	s.Linux.MaskedPaths = append([]string(nil), DefaultMaskedPaths...)
 	s.Linux.ReadonlyPaths = append([]string(nil), DefaultReadonlyPaths...)
 	if err := setSeccomp(s, sec); err != nil {
