@@ -62,39 +62,52 @@ var ignoredOptions = map[string]bool{
 	"labels": true, "labels-regex": true, "env": true, "env-regex": true, "tag": true,
 }
 
+// parseOptions reads the options as Docker's json-file driver does, with
+// its messages: sizes are go-units' human sizes (10m is 10,000,000 bytes),
+// max-size must be positive (without it there is no rotation), max-file
+// at least 1, and compress needs rotation. Docker reads them when the
+// container starts; the daemon checks them at create (ValidateOptions).
 func parseOptions(opts map[string]string) (config, error) {
 	cfg := config{maxFile: 1}
-	for k, v := range opts {
+	for k := range opts {
 		switch k {
-		case "max-size":
-			if v == "-1" || v == "" {
-				continue
-			}
-			n, err := units.RAMInBytes(v)
-			if err != nil {
-				return cfg, errdefs.InvalidParameter(fmt.Errorf("invalid max-size %q: %w", v, err))
-			}
-			if n <= 0 {
-				return cfg, errdefs.InvalidParameter(fmt.Errorf("invalid max-size %q: must be positive", v))
-			}
-			cfg.maxSize = n
-		case "max-file":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return cfg, errdefs.InvalidParameter(fmt.Errorf("invalid max-file %q: %w", v, err))
-			}
-			if n < 1 {
-				return cfg, errdefs.InvalidParameter(errors.New("max-file cannot be less than 1"))
-			}
-			cfg.maxFile = n
-		case "compress":
-			if b, err := strconv.ParseBool(v); err != nil || b {
-				return cfg, errdefs.InvalidParameter(fmt.Errorf("log option compress=%q is not supported by json-file", v))
-			}
+		case "max-size", "max-file", "compress":
 		default:
 			if !ignoredOptions[k] {
 				return cfg, errdefs.InvalidParameter(fmt.Errorf("unknown log opt '%s' for json-file log driver", k))
 			}
+		}
+	}
+	if v, ok := opts["max-size"]; ok {
+		n, err := units.FromHumanSize(v)
+		if err != nil {
+			return cfg, errdefs.InvalidParameter(err)
+		}
+		if n <= 0 {
+			return cfg, errdefs.InvalidParameter(errors.New("max-size must be a positive number"))
+		}
+		cfg.maxSize = n
+	}
+	if v, ok := opts["max-file"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return cfg, errdefs.InvalidParameter(err)
+		}
+		if n < 1 {
+			return cfg, errdefs.InvalidParameter(errors.New("max-file cannot be less than 1"))
+		}
+		cfg.maxFile = n
+	}
+	if v, ok := opts["compress"]; ok {
+		compress, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, errdefs.InvalidParameter(err)
+		}
+		if compress && (cfg.maxFile == 1 || cfg.maxSize == 0) {
+			return cfg, errdefs.InvalidParameter(errors.New("compress cannot be true when max-file is less than 2 or max-size is not set"))
+		}
+		if compress {
+			return cfg, errdefs.InvalidParameter(fmt.Errorf("log option compress=%q is not supported by json-file", v))
 		}
 	}
 	return cfg, nil
