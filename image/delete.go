@@ -83,13 +83,12 @@ func (s *Store) untagLocked(tags ...string) ([]imagetypes.DeleteResponse, error)
 	if len(tags) == 0 {
 		return resp, nil
 	}
-	if err := s.saveTagsForRemovalLocked(); err != nil {
+	if err := s.saveTagsLocked(); err != nil {
 		for t, id := range prev {
 			s.tags[t] = id
 		}
 		return nil, fmt.Errorf("untag: %w", err)
 	}
-	s.keepSpare()
 	return resp, nil
 }
 
@@ -97,7 +96,8 @@ func (s *Store) untagLocked(tags ...string) ([]imagetypes.DeleteResponse, error)
 // space is freed needs free space: the config is unlinked first (the
 // commit: tags left on disk that name a missing image are dropped at the
 // next open), then the layers nothing else holds, metadata before data,
-// and repositories.json is rewritten last, once their space is free.
+// and repositories.json is rewritten last, through its spare
+// (saveTagsLocked), which needs no free space either.
 func (s *Store) deleteImageLocked(img *image, tags []string) ([]imagetypes.DeleteResponse, error) {
 	if err := os.Remove(filepath.Join(s.imageDir(), img.id.Encoded())); err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("delete image %s: %w", img.id, err)
@@ -115,13 +115,12 @@ func (s *Store) deleteImageLocked(img *image, tags []string) ([]imagetypes.Delet
 	}
 	if len(tags) > 0 {
 		crashpoint.Hit("rmi-before-tag")
-		if err := s.saveTagsForRemovalLocked(); err != nil {
+		if err := s.saveTagsLocked(); err != nil {
 			// The image is gone; its tags on disk are dropped at the next
 			// open, or rewritten by the next save.
 			slog.Warn("image store: image removed, but repositories.json still names it", "id", img.id, "err", err)
 			s.tagsStale = true
 		}
 	}
-	s.keepSpare()
 	return resp, nil
 }

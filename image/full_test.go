@@ -10,6 +10,8 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sys/unix"
+
+	"github.com/sdengine/engine/pkg/atomicfile"
 )
 
 // smallFS mounts a tmpfs of size bytes for the test.
@@ -72,8 +74,8 @@ func randomTar(t *testing.T, name string, size int) []byte {
 }
 
 // rmi works on a full filesystem, for an image (it frees its space) and
-// for a tag alone (the spare pays for repositories.json), before and
-// after a restart.
+// for a tag alone (repositories.json is rewritten through its spare),
+// before and after a restart.
 func TestDeleteOnFullDisk(t *testing.T) {
 	root := smallFS(t, "24m")
 	e := newEnvAt(t, root, "")
@@ -110,8 +112,8 @@ func TestDeleteOnFullDisk(t *testing.T) {
 	if _, err := s.Get(big1.ID.String()); err == nil {
 		t.Error("image still there")
 	}
-	if _, err := os.Stat(s.sparePath()); err != nil {
-		t.Errorf("the spare was not allocated again: %v", err)
+	if _, err := os.Stat(atomicfile.SpareName(s.tagsPath())); err != nil {
+		t.Errorf("repositories.json has no spare: %v", err)
 	}
 
 	// Full again, then a restart: rmi still works.

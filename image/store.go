@@ -9,7 +9,7 @@
 //	mounts/<container>.json       container RW layers
 //	repositories.json             tags
 //	intents/<image hex>.json      tags a load or import is about to set (recover.go)
-//	spare                         space held for removals on a full disk (spare.go)
+//	.repositories.json.spare      its spare, for rewrites on a full disk (saveTagsLocked)
 //	tmp/                          scratch space for load, wiped at start
 package image
 
@@ -31,6 +31,7 @@ import (
 
 	"github.com/sdengine/engine/image/graphdriver"
 	"github.com/sdengine/engine/pkg/archive"
+	"github.com/sdengine/engine/pkg/atomicfile"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/fsreserve"
 )
@@ -101,7 +102,7 @@ func New(root string, driver graphdriver.Driver) (*Store, error) {
 	s.loadTags(rec)
 	s.loadMounts(rec)
 	s.recover(rec)
-	s.keepSpare()
+	s.keepTagsSpare()
 	return s, nil
 }
 
@@ -126,6 +127,37 @@ func (s *Store) checkSpace(dir string, written int64) error {
 		return fmt.Errorf("stopped after writing %s: %w", units.BytesSize(float64(written)), err)
 	}
 	return err
+}
+
+// removeTempFiles removes what an interrupted atomic write of
+// repositories.json left in the store's root.
+func (s *Store) removeTempFiles() {
+	ents, err := os.ReadDir(s.root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp-") {
+			os.Remove(filepath.Join(s.root, e.Name()))
+		}
+	}
+}
+
+// keepTagsSpare makes sure repositories.json has its spare (a store from
+// before spares, or one whose spare could not be made for want of space),
+// so that a removal can rewrite it on a full filesystem.
+func (s *Store) keepTagsSpare() {
+	if _, err := os.Lstat(s.tagsPath()); err != nil {
+		return // the first save makes both
+	}
+	if _, err := os.Lstat(atomicfile.SpareName(s.tagsPath())); err == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.saveTagsLocked(); err != nil {
+		slog.Warn("image store: cannot make repositories.json's spare yet", "err", err)
+	}
 }
 
 // Driver returns the graph driver the store keeps layers on.

@@ -51,13 +51,11 @@ func (s *Store) loadTags(rec *recovery) {
 	}
 }
 
-func (s *Store) saveTagsLocked() error { return s.saveTags(false) }
-
-// saveTagsForRemovalLocked saves the tags for a removal, which works on a
-// full filesystem (spare.go).
-func (s *Store) saveTagsForRemovalLocked() error { return s.saveTags(true) }
-
-func (s *Store) saveTags(removal bool) error {
+// saveTagsLocked writes repositories.json. It goes through a reserved
+// write (atomicfile.WriteReserved: the new content overwrites a spare of
+// allocated blocks that is then exchanged with the file), so that a
+// removal, whose tags only shrink, rewrites it on a full filesystem.
+func (s *Store) saveTagsLocked() error {
 	f := repositoriesFile{Repositories: map[string]map[string]digest.Digest{}}
 	for tag, id := range s.tags {
 		repo, _ := splitTag(tag)
@@ -70,11 +68,7 @@ func (s *Store) saveTags(removal bool) error {
 	if err != nil {
 		return err
 	}
-	if removal {
-		err = s.writeForRemoval(s.tagsPath(), data)
-	} else {
-		err = atomicfile.Write(s.tagsPath(), data, 0o600)
-	}
+	err = atomicfile.WriteReserved(s.tagsPath(), data, 0o600)
 	if err == nil {
 		s.tagsStale = false
 	}
