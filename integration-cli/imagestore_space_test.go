@@ -98,9 +98,11 @@ func TestRmiOnFullDataRoot(t *testing.T) {
 	}
 
 	// Full again, and the daemon killed and restarted on the full disk.
+	d.MustCLI(t, "tag", "busybox", "it-full:alias2")
 	fillUp(t, filepath.Join(d.Root, "filler2"))
 	killHard(t, d)
 	d.Start(t)
+	d.MustCLI(t, "rmi", "it-full:alias2")
 	d.MustCLI(t, "rmi", "it-full:two")
 	if n := availBytes(t, d.Root); n < size {
 		t.Errorf("rmi after a restart on a full disk freed %d bytes", n)
