@@ -463,3 +463,88 @@ func TestCrashRemove(t *testing.T) {
 		})
 	}
 }
+
+// countDirs counts the entries of dir.
+func countDirs(dir string) int {
+	ents, _ := os.ReadDir(dir)
+	return len(ents)
+}
+
+// The issue's reproduction, with no crash point: kill -9 while 20 `run -d`
+// are under way, early (most are half created) and later (most have a
+// shim). Whatever the moment: a run that answered is running, every
+// running container works, and the rest is consistent.
+func TestCrashDuringParallelRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ready func(d *Daemon) bool
+	}{
+		{"early", func(d *Daemon) bool { return countDirs(filepath.Join(d.Root, "containers")) >= 3 }},
+		{"after-10-shims", func(d *Daemon) bool { return countDirs(filepath.Join(d.ExecRoot, "containers")) >= 10 }},
+		{"after-5-ran", func(d *Daemon) bool {
+			logs, _ := filepath.Glob(filepath.Join(d.Root, "containers", "*", "*-json.log"))
+			ran := 0
+			for _, l := range logs {
+				if fi, err := os.Stat(l); err == nil && fi.Size() > 0 {
+					ran++
+				}
+			}
+			return ran >= 5
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := NewDaemon(t)
+			d.Start(t)
+			defer d.Cleanup(t)
+			loadBusybox(t, d)
+			const n = 20
+			results := make(chan Result, n)
+			for range n {
+				go func() { results <- d.CLI("run", "-d", "busybox", "sh", "-c", "echo up; sleep 60") }()
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for !tc.ready(d) && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			d.Kill(t)
+			var answered []string
+			for range n {
+				select {
+				case r := <-results:
+					if r.Code == 0 {
+						answered = append(answered, remember(r.Stdout))
+					}
+				case <-time.After(60 * time.Second):
+					t.Fatal("a run -d did not return after the kill")
+				}
+			}
+			known := idsOnDisk(d)
+			for id := range known {
+				remember(id)
+			}
+			d.Start(t)
+			all, running := containerIDs(t, d, true), containerIDs(t, d, false)
+			t.Logf("killed with %d IDs on disk, %d runs answered; after the restart %d listed, %d running",
+				len(known), len(answered), len(all), len(running))
+			for _, id := range answered {
+				if !running[id] {
+					t.Errorf("run -d answered %s, which is not running after the restart", id[:12])
+				}
+			}
+			for id := range running {
+				if r := d.CLI("exec", id, "true"); r.Code != 0 {
+					t.Errorf("exec in running %s: %s", id[:12], r)
+				}
+			}
+			checkConsistent(t, d, known)
+			for id := range all {
+				if !running[id] {
+					if r := d.CLI("start", id); r.Code != 0 {
+						t.Errorf("start of recovered %s: %s", id[:12], r)
+					}
+					break // one is enough
+				}
+			}
+		})
+	}
+}
