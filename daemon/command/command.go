@@ -221,18 +221,15 @@ func shimBinary() (string, error) {
 	return self, nil
 }
 
-// writePidfile refuses to start beside a live daemon that owns the file.
+// writePidfile refuses to start beside a live daemon that owns the file
+// (daemonAlive: a dead one's zombie, or a reused pid, is no owner).
 func writePidfile(path string) error {
 	if path == "" {
 		return nil
 	}
 	if b, err := os.ReadFile(path); err == nil {
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() {
-			if err := syscall.Kill(pid, 0); err == nil {
-				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-					return fmt.Errorf("pid file found, ensure docker is not running or delete %s", path)
-				}
-			}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && daemonAlive(pid) {
+			return fmt.Errorf("pid file found, ensure docker is not running or delete %s", path)
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
