@@ -25,7 +25,7 @@ func New(b backend.Containers) router.Router { return &containerRouter{b: b} }
 func (c *containerRouter) Routes() []router.Route {
 	return []router.Route{
 		{Method: http.MethodGet, Path: "/containers/json", Handler: c.list},
-		{Method: http.MethodPost, Path: "/containers/create", Handler: c.create},
+		{Method: http.MethodPost, Path: "/containers/create", Handler: c.create, Body: router.BodyConfig},
 		{Method: http.MethodGet, Path: "/containers/{name:.*}/json", Handler: c.inspect},
 		{Method: http.MethodGet, Path: "/containers/{name:.*}/logs", Handler: c.logs},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/start", Handler: c.start},
@@ -35,7 +35,7 @@ func (c *containerRouter) Routes() []router.Route {
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/wait", Handler: c.wait},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/attach", Handler: c.attach},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/resize", Handler: c.resize},
-		{Method: http.MethodPost, Path: "/containers/{name:.*}/exec", Handler: c.execCreate},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/exec", Handler: c.execCreate, Body: router.BodyConfig},
 		{Method: http.MethodDelete, Path: "/containers/{name:.*}", Handler: c.remove},
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/start", Handler: c.execStart},
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/resize", Handler: c.execResize},
