@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -214,6 +215,29 @@ func dial(t *testing.T, addr string) net.Conn {
 	return c
 }
 
+// closedWithin reports whether the daemon closed c within d (a read
+// returns EOF or a reset; anything else it sent is skipped).
+func closedWithin(c net.Conn, d time.Duration) bool {
+	_ = c.SetReadDeadline(time.Now().Add(d))
+	_, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	return !(errors.As(err, &ne) && ne.Timeout())
+}
+
+func get(t *testing.T, addr, path string, timeout time.Duration) error {
+	t.Helper()
+	cl := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := cl.Get("http://" + addr + path)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
 func TestBodyStallTimesOut(t *testing.T) {
 	l := testLimits()
 	l.BodyStall = 300 * time.Millisecond
@@ -265,6 +289,121 @@ func (s *slowRouter) Routes() []router.Route {
 			s.ctxErr.Store(&err)
 		}
 		w.WriteHeader(http.StatusOK)
+		return nil
+	}}}
+}
+
+func TestHeaderTimeoutClosesHalfOpenConnections(t *testing.T) {
+	l := testLimits()
+	l.ReadHeaderTimeout = 300 * time.Millisecond
+	addr := serveTCP(t, newServer(l, fakeRouter{}))
+	silent := dial(t, addr)
+	partial := dial(t, addr)
+	fmt.Fprint(partial, "GET /_ping HTTP/1.1\r\nHost: x\r\n")
+	start := time.Now()
+	if err := get(t, addr, "/_ping", 5*time.Second); err != nil {
+		t.Fatalf("a normal client beside them: %v", err)
+	}
+	for name, c := range map[string]net.Conn{"silent": silent, "partial header": partial} {
+		if !closedWithin(c, 5*time.Second) {
+			t.Errorf("%s connection still open after 5s", name)
+		}
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("closed after %s, before the header timeout", d)
+	}
+}
+
+func TestPendingCapClosesTheOldestForANewcomer(t *testing.T) {
+	l := testLimits()
+	l.ReadHeaderTimeout = time.Minute
+	l.MaxPending = 4
+	l.EvictAfter = 100 * time.Millisecond
+	addr := serveTCP(t, newServer(l, fakeRouter{}))
+	var conns []net.Conn
+	for i := 0; i < 12; i++ {
+		conns = append(conns, dial(t, addr))
+	}
+	// Served although three times the cap are waiting silently.
+	if err := get(t, addr, "/_ping", 10*time.Second); err != nil {
+		t.Fatalf("a normal client: %v", err)
+	}
+	closed := 0
+	for _, c := range conns {
+		if closedWithin(c, 50*time.Millisecond) {
+			closed++
+		}
+	}
+	// All but the cap's worth, minus the one slot the client took and
+	// left (and any accepted after it).
+	if closed < len(conns)-l.MaxPending {
+		t.Errorf("%d of %d silent connections closed, want at least %d", closed, len(conns), len(conns)-l.MaxPending)
+	}
+	if closed == len(conns) {
+		t.Errorf("every silent connection was closed: the header timeout is a minute")
+	}
+}
+
+func TestPendingCapMakesNewcomersWait(t *testing.T) {
+	l := testLimits()
+	l.ReadHeaderTimeout = time.Minute
+	l.MaxPending = 2
+	l.EvictAfter = time.Hour // never evict: wait
+	s := newServer(l, fakeRouter{})
+	addr := serveTCP(t, s)
+	// Kept-alive connections that finished a request are not pending.
+	keep := &http.Client{Timeout: 5 * time.Second}
+	for i := 0; i < 3; i++ {
+		resp, err := keep.Get("http://" + addr + "/_ping")
+		if err != nil {
+			t.Fatalf("request %d on a kept-alive connection: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	a, b := dial(t, addr), dial(t, addr)
+	_ = b
+	done := make(chan error, 1)
+	go func() { done <- get(t, addr, "/_ping", 10*time.Second) }()
+	select {
+	case err := <-done:
+		t.Fatalf("served beyond the cap (%v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	a.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("not served once a slot freed")
+	}
+	// A hijacked connection leaves the pending set too.
+	hj := &hijackRouter{}
+	s2 := newServer(l, hj)
+	addr2 := serveTCP(t, s2)
+	for i := 0; i < 3; i++ {
+		c := dial(t, addr2)
+		fmt.Fprint(c, "POST /hijack HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n")
+		br := bufio.NewReader(c)
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, "101") {
+			t.Fatalf("hijack %d: %q %v", i, line, err)
+		}
+	}
+}
+
+// hijackRouter hijacks and holds the connection for a while.
+type hijackRouter struct{}
+
+func (hijackRouter) Routes() []router.Route {
+	return []router.Route{{Method: http.MethodPost, Path: "/hijack", Handler: func(_ context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
+		s, err := httputils.Hijack(w, r, true)
+		if err != nil {
+			return err
+		}
+		time.AfterFunc(10*time.Second, func() { s.Close() })
 		return nil
 	}}}
 }

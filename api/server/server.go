@@ -36,9 +36,10 @@ type Server struct {
 	closed  bool
 }
 
-// New builds the handler from the routers, with DefaultLimits.
+// New builds the handler from the routers, with DefaultLimits (and the
+// test knobs of limitsFromEnv).
 func New(routers ...router.Router) *Server {
-	return newServer(DefaultLimits(), routers...)
+	return newServer(limitsFromEnv(), routers...)
 }
 
 func newServer(limits Limits, routers ...router.Router) *Server {
@@ -87,9 +88,23 @@ func newServer(limits Limits, routers ...router.Router) *Server {
 // Handler exposes the routing for tests.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve serves on l until it is closed.
+// Serve serves on l until it is closed, with the server's Limits: the
+// header and idle timeouts, and the cap on connections that have not sent
+// a request header yet. There is no read or write timeout on a request as
+// a whole: a response streams for as long as it lasts (logs -f, attach),
+// and so does a streamed body (import, load).
 func (s *Server) Serve(l net.Listener) error {
-	srv := &http.Server{Handler: s.handler}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
+		IdleTimeout:       s.limits.IdleTimeout,
+		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
+	}
+	if s.limits.MaxPending > 0 {
+		g := newConnGate(l, s.limits.MaxPending, s.limits.EvictAfter)
+		srv.ConnState = g.state
+		l = g
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
