@@ -394,16 +394,22 @@ func TestPendingCapMakesNewcomersWait(t *testing.T) {
 	}
 }
 
-// hijackRouter hijacks and holds the connection for a while.
+// hijackRouter hijacks and holds the connection until the client goes.
 type hijackRouter struct{}
 
 func (hijackRouter) Routes() []router.Route {
 	return []router.Route{{Method: http.MethodPost, Path: "/hijack", Handler: func(_ context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
-		s, err := httputils.Hijack(w, r, true)
+		s, err := httputils.Hijack(w, r, true, nil)
 		if err != nil {
 			return err
 		}
-		time.AfterFunc(10*time.Second, func() { s.Close() })
+		go func() {
+			select {
+			case <-s.Gone():
+			case <-time.After(10 * time.Second):
+			}
+			s.Close()
+		}()
 		return nil
 	}}}
 }
