@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -412,4 +413,43 @@ func (hijackRouter) Routes() []router.Route {
 		}()
 		return nil
 	}}}
+}
+
+// A client still sending a refused body gets the 413, not a broken pipe:
+// whether it keeps the connection alive (net/http half-closes and waits)
+// or asks to close it (the server drains it a moment itself).
+func TestRefusedBodyAnswerReachesTheClient(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(DefaultLimits(), &bodyRouter{})
+	go s.Serve(l)
+	defer s.Close(context.Background())
+	for _, keepAlive := range []bool{true, false} {
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			DisableKeepAlives: !keepAlive,
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", sock)
+			},
+		}}
+		for i := 0; i < 10; i++ {
+			req, _ := http.NewRequest(http.MethodPost, "http://docker/config", io.LimitReader(repeat(' '), 100<<20))
+			req.ContentLength = 100 << 20
+			if i%2 == 1 {
+				req.ContentLength = -1 // chunked
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatalf("keep-alive %v, request %d: %v", keepAlive, i, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "request body is too large") {
+				t.Fatalf("keep-alive %v, request %d: %d %s", keepAlive, i, resp.StatusCode, b)
+			}
+		}
+	}
 }

@@ -1,12 +1,14 @@
 package httputils
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -171,3 +173,38 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// lingerTime is how long a refused body's connection is drained after the
+// answer, as net/http itself waits (its rstAvoidanceDelay).
+const lingerTime = 500 * time.Millisecond
+
+// refuseAndLinger answers a refused body (err, with its status) on a
+// request that asked to close the connection afterwards. net/http then
+// closes at once, with the client's body still arriving: the client's
+// next write fails, and a client that sees that before the answer (Go's,
+// with keep-alives off) reports "broken pipe" instead of the 413. (With
+// keep-alive, net/http half-closes and waits itself.) So the answer is
+// sent, the connection half-closed and drained for a moment, then closed.
+func refuseAndLinger(w http.ResponseWriter, status int, err error) {
+	b, _ := json.Marshal(map[string]string{"message": err.Error()})
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil {
+		return
+	}
+	conn, _, herr := rc.Hijack()
+	if herr != nil {
+		return
+	}
+	defer conn.Close()
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.Copy(io.Discard, conn)
+}

@@ -59,6 +59,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(status)
 		return
 	}
+	if r.Close && statusOf(err) != 0 {
+		refuseAndLinger(w, status, err)
+		return
+	}
 	_ = WriteJSON(w, status, map[string]string{"message": err.Error()})
 }
 
