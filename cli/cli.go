@@ -86,6 +86,12 @@ func NewRootCommand(c *command.Cli) *cobra.Command {
 	// (-l, -c, -H) for the commands.
 	pf := root.Flags()
 	pf.StringVarP(&c.Host, "host", "H", "", "Daemon socket to connect to")
+	pf.BoolVar(&c.TLS.TLS, "tls", c.TLS.TLS, "Use TLS; implied by --tlsverify")
+	pf.BoolVar(&c.TLS.Verify, "tlsverify", c.TLS.Verify, "Use TLS and verify the remote")
+	pf.StringVar(&c.TLS.CACert, "tlscacert", c.TLS.CACert, "Trust certs signed only by this CA")
+	pf.StringVar(&c.TLS.Cert, "tlscert", c.TLS.Cert, "Path to TLS certificate file")
+	pf.StringVar(&c.TLS.Key, "tlskey", c.TLS.Key, "Path to TLS key file")
+	c.TLS.Given = pf.Changed
 	pf.BoolVarP(&debug, "debug", "D", false, "Enable debug mode")
 	pf.StringVarP(&logLevel, "log-level", "l", "", `Set the logging level ("debug"|"info"|"warn"|"error")`)
 	pf.String("config", "", "Location of client config files (accepted, unused)")

@@ -74,13 +74,15 @@ func (c *Container) File(name string) string { return filepath.Join(c.Root, name
 // ShortID is the 12-character form used for hostnames and tables.
 func (c *Container) ShortID() string { return c.ID[:12] }
 
-// SaveLocked writes the record atomically. The caller holds the lock.
+// SaveLocked writes the record atomically, reusing the blocks of a spare
+// copy (atomicfile.WriteReserved), so that a state change such as an exit
+// is recorded on a full disk too. The caller holds the lock.
 func (c *Container) SaveLocked() error {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("encode container %s: %w", c.ID, err)
 	}
-	return atomicfile.Write(c.File(configFile), data, 0o600)
+	return atomicfile.WriteReserved(c.File(configFile), data, 0o600)
 }
 
 // Save locks and writes the record.

@@ -13,6 +13,7 @@ import (
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/logger"
+	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/signal"
 	"github.com/sdengine/engine/pkg/systemd"
@@ -135,6 +136,17 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	}
 	if err := runconfig.ValidateResources(&hc.Resources, runconfig.ProbeHost()); err != nil {
 		return nil, err
+	}
+	if err := oci.ValidateCgroupParent(hc.CgroupParent, d.cgroupDriver == cgroupDriverSystemd); err != nil {
+		return nil, err
+	}
+	for _, dev := range specDevices(hc) {
+		if hc.Privileged && (dev.PathInContainer == "" || dev.PathInContainer == dev.PathOnHost) {
+			continue // the container has the host's /dev already (as in Docker)
+		}
+		if _, _, err := oci.DevicesFromPath(dev); err != nil {
+			return nil, err
+		}
 	}
 	for _, b := range hc.Binds {
 		if _, err := parseBind(b); err != nil {

@@ -60,26 +60,102 @@ func (d *Daemon) getExec(id string) (*execConfig, error) {
 }
 
 // ExecStart runs the exec instance; with out == nil it runs detached.
+//
+// As in Docker, an attached start takes over the connection first and
+// does everything else after: what fails then (the user not in the
+// container's passwd, the container stopped, the runtime refusing the
+// process) is written on the stream, where the client shows it, and the
+// exec's exit code is 126. Answering an upgrade request with an HTTP
+// error would leave the client only "unable to upgrade to tcp, received
+// 400". Only an unknown exec is an HTTP error (404), as in Docker.
 func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containertypes.ExecStartOptions, out backend.StreamFunc) error {
 	e, err := d.getExec(id)
 	if err != nil {
 		return err
 	}
+	tty := e.opts.Tty || startOpts.Tty
+	var streams execdriver.Streams
+	var conn io.Closer
+	if out != nil && !startOpts.Detach {
+		stdin, stdout, stderr, err := out(tty)
+		if err != nil {
+			return err
+		}
+		conn = stdin
+		if e.opts.AttachStdin {
+			streams.Stdin = io.NopCloser(stdin)
+		}
+		if e.opts.AttachStdout {
+			streams.Stdout = stdout
+		}
+		if e.opts.AttachStderr {
+			streams.Stderr = stderr
+		}
+	}
+	proc, err := d.startExec(ctx, e, tty, streams)
+	if err != nil {
+		if conn == nil {
+			return err
+		}
+		// Said on stderr if the client attached it, else on stdout.
+		if w := streams.Stderr; w != nil {
+			fmt.Fprintf(w, "%v\n", err)
+		} else if w := streams.Stdout; w != nil {
+			fmt.Fprintf(w, "%v\n", err)
+		}
+		conn.Close()
+		return nil
+	}
+	wait := func() {
+		code, err := proc.Wait(context.Background())
+		if err != nil {
+			slog.Debug("exec wait", "exec", id, "err", err)
+			code = 126
+		}
+		e.mu.Lock()
+		e.running = false
+		e.exitCode = &code
+		e.mu.Unlock()
+	}
+	if conn == nil {
+		go wait()
+		return nil
+	}
+	wait()
+	conn.Close()
+	return nil
+}
+
+// startExec starts e's process with the given streams. Once e is marked
+// started, a failure is recorded as its exit code: 126 (Docker's for an
+// exec that could not run) unless the runtime says 127 (not found).
+func (d *Daemon) startExec(ctx context.Context, e *execConfig, tty bool, streams execdriver.Streams) (_ execdriver.Process, retErr error) {
 	e.mu.Lock()
 	if e.started {
 		e.mu.Unlock()
-		return errdefs.Conflict(fmt.Errorf("exec instance %s has already been started", id))
+		return nil, errdefs.Conflict(fmt.Errorf("exec instance %s has already been started", e.id))
 	}
 	e.started = true
 	e.mu.Unlock()
+	defer func() {
+		if retErr != nil {
+			code := 126
+			if c := execdriver.StartExitCode(retErr); c != 125 {
+				code = c
+			}
+			e.mu.Lock()
+			e.exitCode = &code
+			e.mu.Unlock()
+		}
+	}()
 
 	c, err := d.containers.Get(e.containerID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	task := d.task(c.ID)
 	if task == nil {
-		return errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
+		return nil, errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
 	}
 	c.Lock()
 	user := e.opts.User
@@ -103,81 +179,28 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 	if rootfs == "" {
 		// A record written before BaseFS existed: the mount is idempotent.
 		if rootfs, err = d.images.Mount(c.ID); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	uid, gid, groups, err := oci.ResolveUser(rootfs, user)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tty := e.opts.Tty || startOpts.Tty
 	xo := execdriver.ExecOptions{
 		Args: e.opts.Cmd, Env: env, Cwd: cwd, UID: uid, GID: gid, AdditionalGids: groups,
-		Tty: tty, Privileged: e.opts.Privileged,
+		Tty: tty, Privileged: e.opts.Privileged, Streams: streams,
 	}
 	if cs := e.opts.ConsoleSize; cs != nil {
 		xo.ConsoleHeight, xo.ConsoleWidth = uint16(cs[0]), uint16(cs[1])
 	}
-	var conn io.Closer
-	if out != nil && !startOpts.Detach {
-		stdin, stdout, stderr, err := out(tty)
-		if err != nil {
-			return err
-		}
-		conn = stdin
-		if e.opts.AttachStdin {
-			xo.Streams.Stdin = io.NopCloser(stdin)
-		}
-		if e.opts.AttachStdout {
-			xo.Streams.Stdout = stdout
-		}
-		if e.opts.AttachStderr {
-			xo.Streams.Stderr = stderr
-		}
-	}
 	proc, err := task.Exec(context.WithoutCancel(ctx), xo)
 	if err != nil {
-		code := execdriver.StartExitCode(err)
-		if code == 125 {
-			// Docker reports an exec the runtime could not start as 126.
-			code = 126
-		}
-		e.mu.Lock()
-		e.exitCode = &code
-		e.mu.Unlock()
-		if conn != nil {
-			// The stream is already hijacked: say why on it, as Docker does.
-			if xo.Streams.Stderr != nil {
-				fmt.Fprintf(xo.Streams.Stderr, "OCI runtime exec failed: %v\n", err)
-			} else if xo.Streams.Stdout != nil {
-				fmt.Fprintf(xo.Streams.Stdout, "OCI runtime exec failed: %v\n", err)
-			}
-			conn.Close()
-			return nil
-		}
-		return err
+		return nil, fmt.Errorf("OCI runtime exec failed: %w", err)
 	}
 	e.mu.Lock()
 	e.proc, e.running, e.pid = proc, true, proc.Pid()
 	e.mu.Unlock()
-	wait := func() {
-		code, err := proc.Wait(context.Background())
-		if err != nil {
-			slog.Debug("exec wait", "exec", id, "err", err)
-			code = 126
-		}
-		e.mu.Lock()
-		e.running = false
-		e.exitCode = &code
-		e.mu.Unlock()
-	}
-	if conn == nil {
-		go wait()
-		return nil
-	}
-	wait()
-	conn.Close()
-	return nil
+	return proc, nil
 }
 
 // ExecInspect reports an exec instance.

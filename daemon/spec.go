@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+	containertypes "github.com/docker/docker/api/types/container"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sdengine/engine/container"
@@ -71,6 +72,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		Ulimits:        hc.Ulimits,
 		ShmSize:        hc.ShmSize,
 		CgroupParent:   hc.CgroupParent,
+		Devices:        specDevices(hc),
 		SystemdCgroup:  d.cgroupDriver == cgroupDriverSystemd,
 		Mounts:         mounts,
 	}
@@ -78,6 +80,15 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		return oci.SpecOptions{}, err
 	}
 	return o, nil
+}
+
+// specDevices is the container's --device mappings as the spec takes them.
+func specDevices(hc *containertypes.HostConfig) []oci.Device {
+	var out []oci.Device
+	for _, d := range hc.Devices {
+		out = append(out, oci.Device{PathOnHost: d.PathOnHost, PathInContainer: d.PathInContainer, CgroupPermissions: d.CgroupPermissions})
+	}
+	return out
 }
 
 // containerEnv is the process environment (of the container's process and

@@ -85,7 +85,7 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 		ContainersStopped:  stopped,
 		Images:             len(d.images.List()),
 		Driver:             d.images.Driver().Name(),
-		DriverStatus:       [][2]string{{"Backing Filesystem", "extfs"}},
+		DriverStatus:       [][2]string{{"Backing Filesystem", d.graphBackingFilesystem()}},
 		MemoryLimit:        true,
 		SwapLimit:          true,
 		CPUCfsPeriod:       true,

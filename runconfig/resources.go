@@ -72,7 +72,10 @@ func ValidateResources(r *containertypes.Resources, h Host) error {
 			return bad("cannot use --blkio-weight %d: your kernel does not support blkio weight", r.BlkioWeight)
 		}
 	}
-	return nil
+	if err := validateUlimits(r.Ulimits); err != nil {
+		return err
+	}
+	return validateDevices(r.Devices)
 }
 
 // formatCPUs shows NanoCPUs as the --cpus value that gave them.

@@ -5,7 +5,10 @@ package command
 import (
 	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/docker/docker/client"
 	"github.com/moby/term"
@@ -19,6 +22,8 @@ type Cli struct {
 
 	// Host is the -H/--host value; empty means DOCKER_HOST or the default socket.
 	Host string
+	// TLS is the --tls* flags.
+	TLS TLSOptions
 
 	once      sync.Once
 	client    *client.Client
@@ -27,7 +32,7 @@ type Cli struct {
 
 // NewCli wraps the process streams.
 func NewCli(in io.ReadCloser, out, errOut io.Writer) *Cli {
-	return &Cli{in: newInStream(in), out: newOutStream(out), err: errOut}
+	return &Cli{in: newInStream(in), out: newOutStream(out), err: errOut, TLS: DefaultTLSOptions()}
 }
 
 // In is the standard input.
@@ -42,15 +47,48 @@ func (c *Cli) Err() io.Writer { return c.err }
 // Client returns the API client, created on first use so that --help and
 // usage errors never need a daemon. Version negotiation makes the client
 // speak the daemon's API version (docker.io 20.10 speaks 1.41).
+//
+// The host is -H, else DOCKER_HOST, else the default socket, or with TLS
+// on tcp://localhost:2376; TLS comes from the --tls* flags and their
+// environment (TLSOptions), as in the docker CLI: DOCKER_CERT_PATH alone
+// does not turn it on (the Go SDK's client.FromEnv would).
 func (c *Cli) Client() (*client.Client, error) {
 	c.once.Do(func() {
-		opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
-		if c.Host != "" {
-			opts = append(opts, client.WithHost(c.Host))
+		tlsConf, err := c.TLS.ClientConfig()
+		if err != nil {
+			c.clientErr = fmt.Errorf("Failed to initialize: unable to resolve docker endpoint: %w", err)
+			return
 		}
+		host := c.Host
+		if host == "" {
+			host = os.Getenv(client.EnvOverrideHost)
+		}
+		if host == "" {
+			host = client.DefaultDockerHost
+			if tlsConf != nil {
+				host = DefaultTLSHost
+			}
+		}
+		var opts []client.Opt
+		if tlsConf != nil {
+			// Before WithHost, which gives this transport its dialer.
+			opts = append(opts, client.WithHTTPClient(&http.Client{
+				Transport: &http.Transport{
+					TLSClientConfig: tlsConf,
+					MaxIdleConns:    6,
+					IdleConnTimeout: 30 * time.Second,
+				},
+				CheckRedirect: client.CheckRedirect,
+			}))
+		}
+		opts = append(opts, client.WithHost(host), client.WithVersionFromEnv(), client.WithAPIVersionNegotiation())
 		c.client, c.clientErr = client.NewClientWithOpts(opts...)
 		if c.clientErr != nil {
 			c.clientErr = fmt.Errorf("creating API client: %w", c.clientErr)
+			return
+		}
+		if tlsConf != nil {
+			tlsClients.Store(c.client, struct{}{})
 		}
 	})
 	return c.client, c.clientErr

@@ -9,12 +9,16 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
+	"sync"
 
 	"github.com/docker/docker/client"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
+
+// tlsClients are the clients Cli.Client made to speak TLS: the Go client
+// keeps its scheme to itself, and RawRequest must use the same.
+var tlsClients sync.Map // *client.Client → struct{}
 
 // RawRequest sends one API request through the client's own transport (so
 // -H, DOCKER_HOST, unix sockets and TLS settings all apply) for the few
@@ -33,7 +37,7 @@ func RawRequest(ctx context.Context, c *client.Client, method, path string, quer
 	case "unix", "npipe":
 		target.Host = client.DummyHost
 	case "tcp":
-		if os.Getenv(client.EnvTLSVerify) != "" || os.Getenv(client.EnvOverrideCertPath) != "" {
+		if _, ok := tlsClients.Load(c); ok {
 			target.Scheme = "https"
 		}
 	default:

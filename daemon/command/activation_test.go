@@ -38,7 +38,7 @@ func activationChild(hosts string) {
 	if os.Getenv("LISTEN_FDS") != "" {
 		os.Setenv("LISTEN_PID", strconv.Itoa(os.Getpid()))
 	}
-	ls, err := listen(&config.Config{Hosts: strings.Split(hosts, ",")})
+	ls, err := listen(&config.Config{Hosts: strings.Split(hosts, ",")}, nil)
 	if err != nil {
 		fmt.Printf("ERROR %v\n", err)
 		return

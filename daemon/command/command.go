@@ -4,6 +4,7 @@ package command
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,12 +29,19 @@ import (
 )
 
 // New returns the dockerd command.
-func New() *cobra.Command {
+func New() *cobra.Command { return newCommand(run) }
+
+// newCommand is dockerd's command line, handing the settings (daemon.json
+// with the flags over it) and the API's TLS to start; tests give their own
+// start. Every check that can refuse the settings runs before start, so a
+// refused daemon has created nothing.
+func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
 	var (
 		configFile string
 		flagCfg    = config.Default()
 		logOpts    []string
 	)
+	flagCfg.TLS, flagCfg.TLSVerify = new(bool), new(bool)
 	cmd := &cobra.Command{
 		Use:           "dockerd [OPTIONS]",
 		Short:         "A self-sufficient runtime for containers, with systemd integration",
@@ -50,7 +58,11 @@ func New() *cobra.Command {
 			if err := applyFlags(cmd, cfg, flagCfg, logOpts); err != nil {
 				return err
 			}
-			return run(cfg)
+			tlsConf, err := apiTLS(cfg)
+			if err != nil {
+				return err
+			}
+			return start(cfg, tlsConf)
 		},
 	}
 	f := cmd.Flags()
@@ -68,6 +80,11 @@ func New() *cobra.Command {
 	f.StringSliceVar(&flagCfg.ExecOpts, "exec-opt", nil, "Runtime execution options")
 	f.StringVarP(&flagCfg.Group, "group", "G", config.DefaultGroup, "Group for the unix socket")
 	f.StringSliceVar(&flagCfg.HooksDirs, "hooks-dir", config.DefaultHooksDirs, "Directories searched for prestart/poststop hooks")
+	f.BoolVar(flagCfg.TLS, "tls", false, "Use TLS; implied by --tlsverify")
+	f.BoolVar(flagCfg.TLSVerify, "tlsverify", false, "Use TLS and verify the remote")
+	f.StringVar(&flagCfg.TLSCACert, "tlscacert", flagCfg.TLSCACert, "Trust certs signed only by this CA")
+	f.StringVar(&flagCfg.TLSCert, "tlscert", flagCfg.TLSCert, "Path to TLS certificate file")
+	f.StringVar(&flagCfg.TLSKey, "tlskey", flagCfg.TLSKey, "Path to TLS key file")
 	return cmd
 }
 
@@ -79,6 +96,7 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		fileSet   bool
 		apply     func()
 	}
+	def := config.Default()
 	settings := []setting{
 		{"host", "hosts", len(cfg.Hosts) > 0, func() { cfg.Hosts = flags.Hosts }},
 		{"data-root", "data-root", cfg.Root != config.DefaultRoot, func() { cfg.Root = flags.Root }},
@@ -92,6 +110,11 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"exec-opt", "exec-opts", len(cfg.ExecOpts) > 0, func() { cfg.ExecOpts = flags.ExecOpts }},
 		{"group", "group", cfg.Group != config.DefaultGroup, func() { cfg.Group = flags.Group }},
 		{"hooks-dir", "hooks-dirs", false, func() { cfg.HooksDirs = flags.HooksDirs }},
+		{"tls", "tls", cfg.TLS != nil, func() { cfg.TLS = flags.TLS }},
+		{"tlsverify", "tlsverify", cfg.TLSVerify != nil, func() { cfg.TLSVerify = flags.TLSVerify }},
+		{"tlscacert", "tlscacert", cfg.TLSCACert != def.TLSCACert, func() { cfg.TLSCACert = flags.TLSCACert }},
+		{"tlscert", "tlscert", cfg.TLSCert != def.TLSCert, func() { cfg.TLSCert = flags.TLSCert }},
+		{"tlskey", "tlskey", cfg.TLSKey != def.TLSKey, func() { cfg.TLSKey = flags.TLSKey }},
 	}
 	for _, s := range settings {
 		if !cmd.Flags().Changed(s.flag) {
@@ -135,7 +158,7 @@ func setupLogging(cfg *config.Config) error {
 	return nil
 }
 
-func run(cfg *config.Config) error {
+func run(cfg *config.Config, tlsConf *tls.Config) error {
 	if err := setupLogging(cfg); err != nil {
 		return err
 	}
@@ -154,7 +177,7 @@ func run(cfg *config.Config) error {
 		return err
 	}
 	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d))
-	listeners, err := listen(cfg)
+	listeners, err := listen(cfg, tlsConf)
 	if err != nil {
 		return err
 	}
@@ -198,18 +221,15 @@ func shimBinary() (string, error) {
 	return self, nil
 }
 
-// writePidfile refuses to start beside a live daemon that owns the file.
+// writePidfile refuses to start beside a live daemon that owns the file
+// (daemonAlive: a dead one's zombie, or a reused pid, is no owner).
 func writePidfile(path string) error {
 	if path == "" {
 		return nil
 	}
 	if b, err := os.ReadFile(path); err == nil {
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() {
-			if err := syscall.Kill(pid, 0); err == nil {
-				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-					return fmt.Errorf("pid file found, ensure docker is not running or delete %s", path)
-				}
-			}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && daemonAlive(pid) {
+			return fmt.Errorf("pid file found, ensure docker is not running or delete %s", path)
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -221,8 +241,10 @@ func writePidfile(path string) error {
 // listen opens every -H host. The sockets systemd passed are read once and
 // shared out among the fd:// hosts, each served once (`-H fd:// -H fd://`,
 // or `fd://` beside `fd://NAME`, does not serve one twice); those no host
-// names are closed. On an error nothing stays open.
-func listen(cfg *config.Config) (out []net.Listener, err error) {
+// names are closed. With tlsConf, TCP sockets (tcp:// hosts and TCP
+// sockets systemd passed) speak TLS; unix sockets never do. On an error
+// nothing stays open.
+func listen(cfg *config.Config, tlsConf *tls.Config) (out []net.Listener, err error) {
 	var sd activatedSockets
 	defer func() {
 		if err != nil {
@@ -250,14 +272,14 @@ func listen(cfg *config.Config) (out []net.Listener, err error) {
 			if err != nil {
 				return out, err
 			}
-			out = append(out, ls...)
+			out = append(out, activatedWithTLS(cfg, h, ls, tlsConf)...)
 		case "tcp":
-			slog.Warn("API listening on TCP without TLS: anyone who can reach it is root on this host", "addr", addr)
+			warnUnverifiedTCP(cfg, h)
 			l, err := net.Listen("tcp", addr)
 			if err != nil {
 				return out, fmt.Errorf("listen on %s: %w", h, err)
 			}
-			out = append(out, l)
+			out = append(out, withTLS(l, tlsConf))
 		default:
 			return out, fmt.Errorf("invalid host %q: protocol %q not supported", h, proto)
 		}

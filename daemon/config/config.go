@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // Config is what the daemon is told to be. The JSON names are daemon.json's.
@@ -28,6 +29,15 @@ type Config struct {
 	// AutoSystemd gives images whose command is an init the systemd
 	// profile without --init=systemd (docs/systemd.md). A pointer: unset means on.
 	AutoSystemd *bool `json:"auto-systemd-init,omitempty"`
+
+	// TLS of the API's TCP sockets (docs/tls.md). Pointers: an explicit
+	// false differs from unset (tls=false is the opt-in to plain HTTP on
+	// TCP; tlsverify given at all, true or false, turns TLS on).
+	TLS       *bool  `json:"tls,omitempty"`
+	TLSVerify *bool  `json:"tlsverify,omitempty"`
+	TLSCACert string `json:"tlscacert,omitempty"`
+	TLSCert   string `json:"tlscert,omitempty"`
+	TLSKey    string `json:"tlskey,omitempty"`
 }
 
 // The default paths (README.md, "dockerd").
@@ -44,8 +54,32 @@ const (
 // DefaultHooksDirs are searched in order; the first that exists is used.
 var DefaultHooksDirs = []string{"/usr/libexec/docker/hooks.d", "/usr/lib/docker/hooks.d"}
 
+// The TLS files' names in the certificate directory (DefaultCertDir).
+const (
+	DefaultCAFile   = "ca.pem"
+	DefaultCertFile = "cert.pem"
+	DefaultKeyFile  = "key.pem"
+)
+
+// DefaultCertDir is where the TLS files are by default, as Docker looks
+// for them: $DOCKER_CERT_PATH, else $DOCKER_CONFIG, else ~/.docker.
+func DefaultCertDir() string {
+	if d := os.Getenv("DOCKER_CERT_PATH"); d != "" {
+		return d
+	}
+	if d := os.Getenv("DOCKER_CONFIG"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "/root"
+	}
+	return filepath.Join(home, ".docker")
+}
+
 // Default returns a config with every default filled in.
 func Default() *Config {
+	certs := DefaultCertDir()
 	return &Config{
 		Root:      DefaultRoot,
 		ExecRoot:  DefaultExecRoot,
@@ -53,6 +87,9 @@ func Default() *Config {
 		LogDriver: DefaultLogDriver,
 		Group:     DefaultGroup,
 		HooksDirs: append([]string{}, DefaultHooksDirs...),
+		TLSCACert: filepath.Join(certs, DefaultCAFile),
+		TLSCert:   filepath.Join(certs, DefaultCertFile),
+		TLSKey:    filepath.Join(certs, DefaultKeyFile),
 	}
 }
 
@@ -80,3 +117,33 @@ func (c *Config) LoadFile(path string, mustExist bool) error {
 
 // AutoSystemdEnabled reports whether the automatic systemd profile is on.
 func (c *Config) AutoSystemdEnabled() bool { return c.AutoSystemd == nil || *c.AutoSystemd }
+
+// TLSMode is how the API's TCP sockets are served, from tls and tlsverify
+// as dockerd reads them: tlsverify given at all (true or false) turns TLS
+// on; TLS verifies client certificates unless tlsverify is false; TLS off
+// is plain HTTP, which a TCP host takes only when tls=false was said.
+type TLSMode int
+
+const (
+	// TLSModeUnset: neither tls nor tlsverify given; plain HTTP, refused on TCP.
+	TLSModeUnset TLSMode = iota
+	// TLSModeOff: tls=false given; plain HTTP, taken on TCP with a warning.
+	TLSModeOff
+	// TLSModeNoVerify: TLS, any client (tlsverify=false).
+	TLSModeNoVerify
+	// TLSModeVerify: TLS, only clients with a certificate signed by the CA.
+	TLSModeVerify
+)
+
+// TLSMode resolves tls and tlsverify.
+func (c *Config) TLSMode() TLSMode {
+	switch {
+	case c.TLSVerify != nil && !*c.TLSVerify:
+		return TLSModeNoVerify
+	case c.TLSVerify != nil, c.TLS != nil && *c.TLS:
+		return TLSModeVerify
+	case c.TLS != nil:
+		return TLSModeOff
+	}
+	return TLSModeUnset
+}

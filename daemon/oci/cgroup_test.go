@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -30,11 +31,52 @@ func TestCgroupsPathByDriver(t *testing.T) {
 		}
 	}
 	// With systemd the parent must be a slice, as Docker requires.
-	for _, bad := range []string{"custom", "/docker", "a.slice/b.slice", "a:b.slice"} {
+	for _, bad := range []string{"custom", "/docker", "a.slice/b.slice", "a:b.slice", "../x.slice"} {
 		o := baseOpts()
 		o.CgroupParent, o.SystemdCgroup = bad, true
 		if _, err := Build(o); !errdefs.IsInvalidParameter(err) {
 			t.Errorf("systemd parent %q: %v, want invalid parameter", bad, err)
+		}
+	}
+	// With cgroupfs no ".." may lead the cgroup out of where it says.
+	for _, bad := range []string{"..", "../../x", "/docker/../.."} {
+		o := baseOpts()
+		o.CgroupParent = bad
+		if _, err := Build(o); !errdefs.IsInvalidParameter(err) {
+			t.Errorf("cgroupfs parent %q: %v, want invalid parameter", bad, err)
+		}
+	}
+}
+
+func TestValidateCgroupParent(t *testing.T) {
+	for _, tc := range []struct {
+		parent  string
+		systemd bool
+		ok      bool
+	}{
+		{"", false, true},
+		{"", true, true},
+		{"custom", false, true},
+		{"/a/b", false, true},
+		{"/", false, true},
+		{"a..b", false, true},
+		{"..", false, false},
+		{"../x", false, false},
+		{"/docker/../..", false, false},
+		{"a/../b", false, false},
+		{"a/..", false, false},
+		{"a\nb", false, false},
+		{"my.slice", true, true},
+		{"..", true, false},
+		{"../x.slice", true, false},
+		{"custom", true, false},
+	} {
+		err := ValidateCgroupParent(tc.parent, tc.systemd)
+		if tc.ok != (err == nil) || (err != nil && !errdefs.IsInvalidParameter(err)) {
+			t.Errorf("ValidateCgroupParent(%q, systemd %v) = %v", tc.parent, tc.systemd, err)
+		}
+		if err != nil && !tc.systemd && !strings.Contains(err.Error(), "--cgroup-parent") {
+			t.Errorf("%q: the message does not name the flag: %v", tc.parent, err)
 		}
 	}
 }

@@ -40,6 +40,7 @@ type SpecOptions struct {
 	Ulimits                      []*units.Ulimit
 	ShmSize                      int64
 	CgroupParent                 string
+	Devices                      []Device // --device
 	Mounts                       []specs.Mount
 	Annotations                  map[string]string
 
@@ -150,13 +151,33 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listing host devices: %w", err)
 		}
-		s.Linux.Devices = devs
+		// Every host device is there already, and allowed: as in Docker,
+		// a mapping only adds a node where the container would not have
+		// one, and its permissions are all.
+		var moved []Device
+		for _, d := range o.Devices {
+			if d.PathInContainer != "" && d.PathInContainer != d.PathOnHost {
+				moved = append(moved, Device{PathOnHost: d.PathOnHost, PathInContainer: d.PathInContainer, CgroupPermissions: "rwm"})
+			}
+		}
+		mapped, _, err := userDevices(moved)
+		if err != nil {
+			return nil, err
+		}
+		s.Linux.Devices = mergeDevices(devs, mapped)
 		s.Linux.Resources.Devices = []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwm"}}
 		return s, nil
 	}
-	// Deny everything first; the runtime appends the default devices
-	// (null, zero, full, random, urandom, tty, console, ptmx, pts) after it.
-	s.Linux.Resources.Devices = []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}
+	devs, rules, err := userDevices(o.Devices)
+	if err != nil {
+		return nil, err
+	}
+	// Deny everything first, then allow the user's devices; the runtime
+	// appends the default devices (null, zero, full, random, urandom, tty,
+	// console, ptmx, pts) after them, save those a user's device replaces
+	// at the same path (so --device /dev/zero:/dev/zero:r holds).
+	s.Linux.Devices = devs
+	s.Linux.Resources.Devices = append([]specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}, rules...)
 	s.Linux.MaskedPaths = append([]string(nil), DefaultMaskedPaths...)
 	s.Linux.ReadonlyPaths = append([]string(nil), DefaultReadonlyPaths...)
 	if err := setSeccomp(s, sec); err != nil {
@@ -177,12 +198,12 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 //
 // As with Docker, a systemd parent must be a slice name.
 func cgroupsPath(parent, id string, systemd bool) (string, error) {
+	if err := ValidateCgroupParent(parent, systemd); err != nil {
+		return "", err
+	}
 	if systemd {
 		if parent == "" {
 			parent = DefaultSystemdSlice
-		}
-		if !strings.HasSuffix(parent, ".slice") || strings.ContainsAny(parent, "/:") {
-			return "", errdefs.InvalidParameter(fmt.Errorf("cgroup-parent for systemd cgroup should be a valid slice named as \"xxx.slice\", not %q", parent))
 		}
 		limits := "docker-" + id + ".slice"
 		if parent != "-.slice" {
@@ -197,6 +218,32 @@ func cgroupsPath(parent, id string, systemd bool) (string, error) {
 		parent = "/" + parent
 	}
 	return path.Join(parent, id, PayloadCgroup), nil
+}
+
+// ValidateCgroupParent refuses a --cgroup-parent the driver cannot use:
+// with systemd a slice name, as in Docker; with cgroupfs a path that
+// stays below the hierarchy's root, so no ".." (cleaned away, it would
+// put the container's cgroup somewhere other than it says, where nothing
+// removes it). The daemon calls it at create, Build at start.
+func ValidateCgroupParent(parent string, systemd bool) error {
+	if parent == "" {
+		return nil
+	}
+	if strings.ContainsAny(parent, "\x00\n") {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid --cgroup-parent %q: a cgroup name cannot hold NUL or a newline", parent))
+	}
+	if systemd {
+		if !strings.HasSuffix(parent, ".slice") || strings.ContainsAny(parent, "/:") {
+			return errdefs.InvalidParameter(fmt.Errorf("cgroup-parent for systemd cgroup should be a valid slice named as \"xxx.slice\", not %q", parent))
+		}
+		return nil
+	}
+	for _, elem := range strings.Split(parent, "/") {
+		if elem == ".." {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid --cgroup-parent %q: \"..\" is not allowed: the cgroup parent is a path below the cgroup root", parent))
+		}
+	}
+	return nil
 }
 
 // PayloadCgroup is the name of the cgroup, below the one holding the
@@ -276,7 +323,8 @@ func rlimits(ul []*units.Ulimit) ([]specs.POSIXRlimit, error) {
 		if u == nil {
 			continue
 		}
-		if u.Soft > u.Hard || u.Soft < 0 || u.Hard < 0 {
+		// -1 is unlimited (RLIM_INFINITY, which uint64(-1) is).
+		if u.Soft < -1 || u.Hard < -1 || (u.Hard != -1 && (u.Soft == -1 || u.Soft > u.Hard)) {
 			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid ulimit %s: soft limit %d must not exceed hard limit %d", u.Name, u.Soft, u.Hard))
 		}
 		out = append(out, specs.POSIXRlimit{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/docker/go-units"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -267,5 +268,19 @@ func TestDefaultSeccompLeavesOutX32(t *testing.T) {
 	}
 	if runtime.GOARCH == "amd64" && len(s.Linux.Seccomp.Architectures) != 2 {
 		t.Fatalf("want x86_64 and x86, got %v", s.Linux.Seccomp.Architectures)
+	}
+}
+
+// -1 is unlimited (RLIM_INFINITY), as with Docker's --ulimit.
+func TestRlimitsUnlimited(t *testing.T) {
+	rl, err := rlimits([]*units.Ulimit{{Name: "core", Soft: -1, Hard: -1}, {Name: "memlock", Soft: 64, Hard: -1}})
+	if err != nil || len(rl) != 2 || rl[0].Soft != unix.RLIM_INFINITY || rl[0].Hard != unix.RLIM_INFINITY ||
+		rl[1].Soft != 64 || rl[1].Hard != unix.RLIM_INFINITY || rl[1].Type != "RLIMIT_MEMLOCK" {
+		t.Fatalf("%+v %v", rl, err)
+	}
+	for _, bad := range []*units.Ulimit{{Name: "core", Soft: -1, Hard: 5}, {Name: "core", Soft: -2, Hard: -2}} {
+		if _, err := rlimits([]*units.Ulimit{bad}); !errdefs.IsInvalidParameter(err) {
+			t.Errorf("%+v: %v", bad, err)
+		}
 	}
 }

@@ -35,7 +35,27 @@ func trees() (docker, dockerd *cobra.Command) {
 	// docker's tree already prints usage lines as docker does; dockerd's
 	// says [OPTIONS] itself, without cobra's "[flags]".
 	dockerd.DisableFlagsInUseLine = true
+	homeAsTilde(docker)
+	homeAsTilde(dockerd)
 	return docker, dockerd
+}
+
+// homeAsTilde writes defaults under the home directory of whoever runs
+// the generator (the TLS files, ~/.docker/ca.pem) as ~, as Docker's
+// reference does, so the committed reference does not depend on it.
+func homeAsTilde(c *cobra.Command) {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return
+	}
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if rest, ok := strings.CutPrefix(f.DefValue, home+"/"); ok {
+			f.DefValue = "~/" + rest
+		}
+	})
+	for _, sub := range c.Commands() {
+		homeAsTilde(sub)
+	}
 }
 
 func generate(o options) error {

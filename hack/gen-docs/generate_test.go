@@ -82,3 +82,25 @@ func TestDemoteHeadings(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestReferenceWithoutHome: defaults under the home directory are written
+// with ~, whoever generates the reference.
+func TestReferenceWithoutHome(t *testing.T) {
+	t.Setenv("DOCKER_CERT_PATH", "")
+	t.Setenv("DOCKER_CONFIG", "")
+	t.Setenv("HOME", "/home/generator")
+	docker, dockerd := trees()
+	for _, c := range []struct{ tree, flag string }{{"docker", "tlscacert"}, {"dockerd", "tlscacert"}, {"dockerd", "tlskey"}} {
+		root := docker
+		if c.tree == "dockerd" {
+			root = dockerd
+		}
+		f := root.Flags().Lookup(c.flag)
+		if f == nil {
+			t.Fatalf("%s has no --%s", c.tree, c.flag)
+		}
+		if !strings.HasPrefix(f.DefValue, "~/.docker/") {
+			t.Errorf("%s --%s default %q", c.tree, c.flag, f.DefValue)
+		}
+	}
+}

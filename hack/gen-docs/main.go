@@ -27,6 +27,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: gen-docs [-man DIR] [-md DIR] [-completion DIR] [-src man/src]")
 		os.Exit(2)
 	}
+	// The defaults as in a plain environment: these change the TLS flags'.
+	for _, v := range []string{"DOCKER_CERT_PATH", "DOCKER_CONFIG", "DOCKER_TLS", "DOCKER_TLS_VERIFY"} {
+		os.Unsetenv(v)
+	}
 	if err := generate(o); err != nil {
 		slog.Error("gen-docs", "err", err)
 		os.Exit(1)

@@ -290,3 +290,44 @@ func TestKeyValueOpts(t *testing.T) {
 		t.Error("want error")
 	}
 }
+
+func TestParseDevices(t *testing.T) {
+	for in, want := range map[string]container.DeviceMapping{
+		"/dev/null":                 {PathOnHost: "/dev/null", PathInContainer: "/dev/null", CgroupPermissions: "rwm"},
+		"/dev/null:/dev/xnull":      {PathOnHost: "/dev/null", PathInContainer: "/dev/xnull", CgroupPermissions: "rwm"},
+		"/dev/zero:r":               {PathOnHost: "/dev/zero", PathInContainer: "/dev/zero", CgroupPermissions: "r"},
+		"/dev/zero:/dev/z:rw":       {PathOnHost: "/dev/zero", PathInContainer: "/dev/z", CgroupPermissions: "rw"},
+		"/dev/zero:/dev/./z/":       {PathOnHost: "/dev/zero", PathInContainer: "/dev/z", CgroupPermissions: "rwm"},
+		"/dev/snd:/dev/snd:mrw":     {PathOnHost: "/dev/snd", PathInContainer: "/dev/snd", CgroupPermissions: "mrw"},
+		"relative/host:/dev/inside": {PathOnHost: "relative/host", PathInContainer: "/dev/inside", CgroupPermissions: "rwm"},
+	} {
+		got, err := ParseDevices([]string{in})
+		if err != nil || len(got) != 1 || got[0] != want {
+			t.Errorf("ParseDevices(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	// The docker CLI's words.
+	for in, want := range map[string]string{
+		"":                     "bad format for path: ",
+		":/dev/x":              "bad format for path: :/dev/x",
+		"/a:/b:r:w":            "bad format for path: /a:/b:r:w",
+		"/dev/null:/dev/x:rwx": "bad mode specified: rwx",
+		"/dev/null:/dev/x:":    "bad mode specified: ",
+		"/dev/null:relative":   "relative is not an absolute path",
+		"relative":             "relative is not an absolute path",
+		"/dev/null:rr":         "rr is not an absolute path",
+		"/dev/null::rw":        " is not an absolute path",
+	} {
+		_, err := ParseDevices([]string{in})
+		if err == nil || !strings.Contains(err.Error(), `invalid argument "`+in+`" for "--device" flag: `+want) {
+			t.Errorf("ParseDevices(%q): %v; want %q", in, err, want)
+		}
+	}
+}
+
+func TestParseUlimitsWordsTheFlag(t *testing.T) {
+	_, err := ParseUlimits([]string{"nofile=1", "nosuch=1"})
+	if err == nil || err.Error() != `invalid argument "nosuch=1" for "--ulimit" flag: invalid ulimit type: nosuch` {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -3,12 +3,14 @@ package opts
 import (
 	"fmt"
 	"math/big"
+	"path"
 	"strconv"
 	"strings"
 
 	"github.com/docker/docker/api/types/container"
 	units "github.com/docker/go-units"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/runconfig"
 )
 
 // ParseMemory parses a docker memory size ("512m", "1g", "1048576"); the
@@ -66,7 +68,8 @@ func ParseUlimits(values []string) ([]*container.Ulimit, error) {
 	for _, v := range values {
 		u, err := units.ParseUlimit(v)
 		if err != nil {
-			return nil, errdefs.InvalidParameter(err)
+			// As the docker CLI's flag parsing words it.
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid argument %q for \"--ulimit\" flag: %w", v, err))
 		}
 		out = append(out, u)
 	}
@@ -142,4 +145,46 @@ func ParseVolumes(values []string) (binds []string, volumes map[string]struct{},
 		}
 	}
 	return binds, volumes, nil
+}
+
+// ParseDevices parses --device values: HOST[:CONTAINER][:PERMISSIONS],
+// PERMISSIONS a combination of r, w and m (default rwm), CONTAINER the
+// host path when left out. HOST:PERMISSIONS is also read as Docker's CLI
+// reads it. Errors are worded as that CLI's.
+func ParseDevices(values []string) ([]container.DeviceMapping, error) {
+	var out []container.DeviceMapping
+	for _, v := range values {
+		d, err := parseDevice(v)
+		if err != nil {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid argument %q for \"--device\" flag: %w", v, err))
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func parseDevice(v string) (container.DeviceMapping, error) {
+	parts := strings.Split(v, ":")
+	if len(parts) > 3 || parts[0] == "" {
+		return container.DeviceMapping{}, fmt.Errorf("bad format for path: %s", v)
+	}
+	d := container.DeviceMapping{PathOnHost: parts[0], PathInContainer: parts[0], CgroupPermissions: "rwm"}
+	switch len(parts) {
+	case 2:
+		if runconfig.ValidDeviceMode(parts[1]) {
+			d.CgroupPermissions = parts[1]
+		} else {
+			d.PathInContainer = parts[1]
+		}
+	case 3:
+		if !runconfig.ValidDeviceMode(parts[2]) {
+			return container.DeviceMapping{}, fmt.Errorf("bad mode specified: %s", parts[2])
+		}
+		d.PathInContainer, d.CgroupPermissions = parts[1], parts[2]
+	}
+	if !path.IsAbs(d.PathInContainer) {
+		return container.DeviceMapping{}, fmt.Errorf("%s is not an absolute path", d.PathInContainer)
+	}
+	d.PathInContainer = path.Clean(d.PathInContainer)
+	return d, nil
 }

@@ -35,6 +35,8 @@ type containerOptions struct {
 	logOpts                         []string
 	restart                         string
 	ulimits                         []string
+	devices                         []string
+	cgroupParent                    string
 }
 
 func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
@@ -78,6 +80,8 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.logOpts, "log-opt", nil, "Log driver options")
 	fs.StringVar(&o.restart, "restart", "no", "Restart policy to apply when a container exits")
 	fs.StringArrayVar(&o.ulimits, "ulimit", nil, "Ulimit options")
+	fs.StringArrayVar(&o.devices, "device", nil, "Add a host device to the container (HOST[:CONTAINER][:PERMISSIONS], permissions r, w, m)")
+	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "Optional parent cgroup for the container")
 }
 
 // parsed is the create request built from the flags.
@@ -116,6 +120,10 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 		return nil, flagError("--cpus", o.cpus, errdefs.InvalidParameter(errors.New("the number of CPUs must be more than 0 (leave --cpus out for no limit)")))
 	}
 	ulimits, err := opts.ParseUlimits(o.ulimits)
+	if err != nil {
+		return nil, err
+	}
+	devices, err := opts.ParseDevices(o.devices)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +204,8 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	h.CpusetMems = o.cpusetMems
 	h.BlkioWeight = o.blkioWeight
 	h.Ulimits = ulimits
+	h.Devices = devices
+	h.CgroupParent = o.cgroupParent
 	if fs.Changed("pids-limit") {
 		p := o.pidsLimit
 		h.PidsLimit = &p

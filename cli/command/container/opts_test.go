@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"github.com/spf13/pflag"
 )
@@ -218,5 +219,23 @@ func TestResourceFlagsJSON(t *testing.T) {
 		if hc[k] != want {
 			t.Errorf("%s = %v, want %v", k, hc[k], want)
 		}
+	}
+}
+
+func TestParseDeviceAndCgroupParent(t *testing.T) {
+	p, err := parseRun(t, "--device", "/dev/null:/dev/xnull", "--device", "/dev/zero:r", "--cgroup-parent", "/my/parent", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []container.DeviceMapping{
+		{PathOnHost: "/dev/null", PathInContainer: "/dev/xnull", CgroupPermissions: "rwm"},
+		{PathOnHost: "/dev/zero", PathInContainer: "/dev/zero", CgroupPermissions: "r"},
+	}
+	if !reflect.DeepEqual(p.host.Devices, want) || p.host.CgroupParent != "/my/parent" {
+		t.Fatalf("devices %+v, cgroup parent %q", p.host.Devices, p.host.CgroupParent)
+	}
+	if _, err := parseRun(t, "--device", "/dev/null:/dev/x:rwx", "img"); err == nil ||
+		err.Error() != `invalid argument "/dev/null:/dev/x:rwx" for "--device" flag: bad mode specified: rwx` {
+		t.Fatalf("bad mode: %v", err)
 	}
 }

@@ -244,7 +244,7 @@ func (d *Driver) Restore(ctx context.Context, id string) (execdriver.Task, error
 	slog.Warn("shim gone without exit status; killing the container", "id", id, "err", err)
 	d.killContainer(id)
 	st := execdriver.ExitStatus{Code: 255, ExitedAt: time.Now().UTC()}
-	if werr := shimproto.WriteJSONFile(filepath.Join(dir, shimproto.ExitFile), st); werr != nil {
+	if werr := shimproto.WriteExit(dir, st); werr != nil {
 		slog.Warn("recording exit status", "id", id, "err", werr)
 	}
 	return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.ExitedError{Status: st})

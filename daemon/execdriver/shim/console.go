@@ -51,15 +51,14 @@ func (s *shim) startConsole() {
 			lw = s.logw.StreamWriter("stdout")
 			defer lw.Close()
 		}
+		failures := &logFailures{stream: "console", logw: s.logw}
 		buf := make([]byte, 32*1024)
 		for {
 			n, err := c.master.Read(buf)
 			if n > 0 {
 				out := bytes.ReplaceAll(buf[:n], []byte("\r\n"), []byte("\n"))
 				if lw != nil {
-					if _, err := lw.Write(out); err != nil {
-						slog.Warn("shim: console log write failed", "err", err)
-					}
+					failures.write(lw, out)
 				}
 				s.out.send(shimproto.FrameStdout, out)
 			}

@@ -50,13 +50,13 @@ const drainTimeout = 5 * time.Second
 // Main runs the shim: args are the container's state directory, the
 // libcontainer root and the container id. It never returns.
 func Main(args []string) {
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	catchSignals()
 	ready := os.NewFile(shimproto.ReadyFd, "ready")
 	if len(args) != 3 {
 		slog.Error("shim: bad arguments", "args", args)
 		os.Exit(2)
 	}
+	logs := setupLog(filepath.Join(args[0], shimproto.ShimLogFile))
 	s := &shim{dir: args[0], root: args[1], id: args[2], execs: map[string]*shimExec{}}
 	if err := s.create(); err != nil {
 		slog.Error("shim: create failed", "id", s.id, "err", err)
@@ -66,6 +66,7 @@ func Main(args []string) {
 	_ = shimproto.WriteJSONLine(ready, shimproto.Response{Pid: s.pid})
 	ready.Close()
 	code := s.run()
+	logs.flush()
 	os.Exit(code)
 }
 
@@ -109,6 +110,9 @@ func (s *shim) create() (retErr error) {
 	}
 	if err := shimproto.ReadJSONFile(filepath.Join(s.dir, shimproto.OptionsFile), &s.opts); err != nil {
 		return err
+	}
+	if err := shimproto.ReserveExit(s.dir); err != nil {
+		return fmt.Errorf("reserving room for the exit status: %w", err)
 	}
 	s.spec = new(specs.Spec)
 	if err := shimproto.ReadJSONFile(filepath.Join(s.dir, shimproto.SpecFile), s.spec); err != nil {
@@ -213,14 +217,13 @@ func (s *shim) startOutput(pio *procIO) {
 			lw = s.logw.StreamWriter(stream)
 			defer lw.Close()
 		}
+		failures := &logFailures{stream: stream, logw: s.logw}
 		buf := make([]byte, 32*1024)
 		for {
 			n, err := r.Read(buf)
 			if n > 0 {
 				if lw != nil {
-					if _, err := lw.Write(buf[:n]); err != nil {
-						slog.Warn("shim: log write failed", "err", err)
-					}
+					failures.write(lw, buf[:n])
 				}
 				s.out.send(kind, buf[:n])
 			}
@@ -258,9 +261,12 @@ func (s *shim) run() int {
 		if err := s.logw.Close(); err != nil {
 			slog.Warn("shim: closing log", "err", err)
 		}
+		if n, _ := dropped(s.logw); n > 0 {
+			slog.Warn("shim: log entries were dropped", "count", n)
+		}
 	}
 	st.OOMKilled = s.oomKilled()
-	if err := shimproto.WriteJSONFile(filepath.Join(s.dir, shimproto.ExitFile), st); err != nil {
+	if err := shimproto.WriteExit(s.dir, st); err != nil {
 		slog.Error("shim: recording exit status", "err", err)
 	}
 	s.destroy()

@@ -36,14 +36,22 @@ type Options struct {
 	SystemdCgroup bool        `json:"systemdCgroup,omitempty"`
 }
 
-// WriteJSONFile replaces path durably: used for the exit status, which
-// must survive a crash of everything but the disk.
-func WriteJSONFile(path string, v any) error {
-	b, err := json.Marshal(v)
+// ReserveExit makes room for the exit status ahead of time, when the shim
+// starts: recording it then needs no free space, so that a container that
+// exits while the exec root is full still leaves its status.
+func ReserveExit(dir string) error {
+	return atomicfile.Reserve(filepath.Join(dir, ExitFile), 0, 0o600)
+}
+
+// WriteExit records the exit status durably (it must survive a crash of
+// everything but the disk) in the room ReserveExit made. The file is
+// JSON padded with white space (see atomicfile.WriteReserved).
+func WriteExit(dir string, st execdriver.ExitStatus) error {
+	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, b, 0o600)
+	return atomicfile.WriteReserved(filepath.Join(dir, ExitFile), b, 0o600)
 }
 
 // WriteFileQuick replaces path atomically (readers never see a partial

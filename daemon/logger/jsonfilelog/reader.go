@@ -53,6 +53,7 @@ func Read(ctx context.Context, path string, opts ReadOptions, done <-chan struct
 		}
 	}()
 	r := &reader{ctx: ctx, path: path, opts: opts, done: done, fn: fn}
+	defer r.reportCorrupt()
 
 	startIdx, startOff := 0, int64(0)
 	if opts.Tail >= 0 {
@@ -93,6 +94,16 @@ type reader struct {
 	e    entry
 	// owned is the file follow opened after a rotation, closed on return.
 	owned *os.File
+	// corrupt counts the lines skipped as not being one whole entry.
+	corrupt int
+}
+
+// reportCorrupt logs how many lines were skipped, if more than the one
+// deliver warned of.
+func (r *reader) reportCorrupt() {
+	if r.corrupt > 1 {
+		slog.Warn("skipped corrupt json-file log lines", "path", r.path, "count", r.corrupt)
+	}
 }
 
 func (r *reader) setFile(f *os.File) {
@@ -116,7 +127,7 @@ func (r *reader) drain() error {
 	for {
 		line, err := r.lr.next()
 		if err == io.EOF {
-			return nil
+			return r.checkCut()
 		}
 		if err != nil {
 			return fmt.Errorf("read log: %w", err)
@@ -132,8 +143,11 @@ func (r *reader) deliver(line []byte) error {
 	if !decodeFast(line, &r.e) {
 		// Not our writer's exact shape: let encoding/json judge it.
 		if err := json.Unmarshal(line, &r.e); err != nil {
-			// A corrupt line (e.g. after a crash mid-write) must not hide the rest.
-			slog.Warn("skipping corrupt json-file log line", "path", r.path, "err", err)
+			// A corrupt line (e.g. after a crash mid-write) must not
+			// hide the rest: skipped, with one warning per read.
+			if r.corrupt++; r.corrupt == 1 {
+				slog.Warn("skipping corrupt json-file log line", "path", r.path, "err", err)
+			}
 			return nil
 		}
 	}
@@ -144,6 +158,33 @@ func (r *reader) deliver(line []byte) error {
 		return errStop
 	}
 	return r.fn(Message{Stream: r.e.Stream, Line: []byte(r.e.Log), Time: r.e.Time})
+}
+
+// checkCut handles, at the end of the data, an unfinished line the writer
+// has since cut off (a write that failed part-way on a full disk): its
+// bytes are dropped and reading goes on where the writer goes on, so that
+// the next entry is not glued to them.
+func (r *reader) checkCut() error {
+	if len(r.lr.partial) == 0 {
+		return nil
+	}
+	off, err := r.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fmt.Errorf("read log: %w", err)
+	}
+	st, err := r.f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat log: %w", err)
+	}
+	if st.Size() >= off {
+		return nil // not cut: the writer will finish the line
+	}
+	start := min(off-int64(len(r.lr.partial)), st.Size())
+	if _, err := r.f.Seek(start, io.SeekStart); err != nil {
+		return fmt.Errorf("seek log: %w", err)
+	}
+	r.setFile(r.f)
+	return nil
 }
 
 // follow waits for appended data and rotations until told to stop.

@@ -4,6 +4,7 @@
 package jsonfilelog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,15 +22,32 @@ import (
 
 // Writer appends log entries to a json-file log. It is safe for concurrent
 // use: stdout and stderr copiers share one Writer.
+//
+// The file only ever holds whole lines: a write that fails part-way (a
+// full disk) is cut back to the last whole entry, and the entries that did
+// not make it are counted as dropped (Dropped). A later entry is thus
+// never appended to half of an earlier one.
 type Writer struct {
 	mu      sync.Mutex
 	path    string
-	f       *os.File
-	size    int64 // bytes in the current file
+	f       logFile
+	size    int64 // bytes in the current file: where its last whole entry ends
 	maxSize int64 // 0 = unlimited
 	maxFile int
 	buf     []byte
 	closed  bool
+	// torn: the file has bytes past size (a cut that failed) to remove
+	// before the next entry.
+	torn    bool
+	dropped uint64
+}
+
+// logFile is what Writer needs of its *os.File; tests inject faults.
+type logFile interface {
+	Write(p []byte) (int, error)
+	Truncate(size int64) error
+	Stat() (os.FileInfo, error)
+	Close() error
 }
 
 // config is the parsed form of the --log-opt options.
@@ -44,39 +62,52 @@ var ignoredOptions = map[string]bool{
 	"labels": true, "labels-regex": true, "env": true, "env-regex": true, "tag": true,
 }
 
+// parseOptions reads the options as Docker's json-file driver does, with
+// its messages: sizes are go-units' human sizes (10m is 10,000,000 bytes),
+// max-size must be positive (without it there is no rotation), max-file
+// at least 1, and compress needs rotation. Docker reads them when the
+// container starts; the daemon checks them at create (ValidateOptions).
 func parseOptions(opts map[string]string) (config, error) {
 	cfg := config{maxFile: 1}
-	for k, v := range opts {
+	for k := range opts {
 		switch k {
-		case "max-size":
-			if v == "-1" || v == "" {
-				continue
-			}
-			n, err := units.RAMInBytes(v)
-			if err != nil {
-				return cfg, errdefs.InvalidParameter(fmt.Errorf("invalid max-size %q: %w", v, err))
-			}
-			if n <= 0 {
-				return cfg, errdefs.InvalidParameter(fmt.Errorf("invalid max-size %q: must be positive", v))
-			}
-			cfg.maxSize = n
-		case "max-file":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return cfg, errdefs.InvalidParameter(fmt.Errorf("invalid max-file %q: %w", v, err))
-			}
-			if n < 1 {
-				return cfg, errdefs.InvalidParameter(errors.New("max-file cannot be less than 1"))
-			}
-			cfg.maxFile = n
-		case "compress":
-			if b, err := strconv.ParseBool(v); err != nil || b {
-				return cfg, errdefs.InvalidParameter(fmt.Errorf("log option compress=%q is not supported by json-file", v))
-			}
+		case "max-size", "max-file", "compress":
 		default:
 			if !ignoredOptions[k] {
 				return cfg, errdefs.InvalidParameter(fmt.Errorf("unknown log opt '%s' for json-file log driver", k))
 			}
+		}
+	}
+	if v, ok := opts["max-size"]; ok {
+		n, err := units.FromHumanSize(v)
+		if err != nil {
+			return cfg, errdefs.InvalidParameter(err)
+		}
+		if n <= 0 {
+			return cfg, errdefs.InvalidParameter(errors.New("max-size must be a positive number"))
+		}
+		cfg.maxSize = n
+	}
+	if v, ok := opts["max-file"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return cfg, errdefs.InvalidParameter(err)
+		}
+		if n < 1 {
+			return cfg, errdefs.InvalidParameter(errors.New("max-file cannot be less than 1"))
+		}
+		cfg.maxFile = n
+	}
+	if v, ok := opts["compress"]; ok {
+		compress, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, errdefs.InvalidParameter(err)
+		}
+		if compress && (cfg.maxFile == 1 || cfg.maxSize == 0) {
+			return cfg, errdefs.InvalidParameter(errors.New("compress cannot be true when max-file is less than 2 or max-size is not set"))
+		}
+		if compress {
+			return cfg, errdefs.InvalidParameter(fmt.Errorf("log option compress=%q is not supported by json-file", v))
 		}
 	}
 	return cfg, nil
@@ -104,7 +135,7 @@ func New(path string, opts map[string]string) (*Writer, error) {
 }
 
 func (w *Writer) open() error {
-	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	f, err := os.OpenFile(w.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return fmt.Errorf("open log file: %w", err)
 	}
@@ -113,8 +144,59 @@ func (w *Writer) open() error {
 		f.Close()
 		return fmt.Errorf("stat log file: %w", err)
 	}
-	w.f, w.size = f, st.Size()
+	// An earlier writer may have died mid-entry: entries go after the
+	// last whole one.
+	end, err := lastLineEnd(f, st.Size())
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("read log file: %w", err)
+	}
+	w.f, w.size, w.torn = f, end, end < st.Size()
+	if w.torn {
+		slog.Warn("json-file log ends in a torn entry; cutting it", "path", w.path, "bytes", st.Size()-end)
+		w.cutTorn()
+	}
 	return nil
+}
+
+// lastLineEnd returns the offset just past the last '\n' of f's first
+// size bytes (0 if there is none), reading only the file's tail.
+func lastLineEnd(f *os.File, size int64) (int64, error) {
+	const block = 4096
+	buf := make([]byte, block)
+	for end := size; end > 0; {
+		n := int64(block)
+		if end < n {
+			n = end
+		}
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return 0, nil
+}
+
+// cutTorn removes what lies past the last whole entry. If that fails the
+// next write starts with a newline instead, so that the torn bytes stay a
+// line of their own (which readers skip) and the new entry stays whole.
+func (w *Writer) cutTorn() {
+	if err := w.f.Truncate(w.size); err != nil {
+		slog.Warn("cutting a torn json-file log entry", "path", w.path, "err", err)
+		return
+	}
+	w.torn = false
+}
+
+// Dropped is how many entries could not be written (a full disk) since
+// the log was opened.
+func (w *Writer) Dropped() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dropped
 }
 
 // WriteMessage appends one entry; line is stored verbatim as the "log" field
@@ -139,6 +221,12 @@ func (w *Writer) writeLocked(buf []byte, ends []int) error {
 	if w.closed {
 		return errors.New("log writer is closed")
 	}
+	if w.torn {
+		if err := w.endTornLine(); err != nil {
+			w.dropped += uint64(len(ends))
+			return fmt.Errorf("write log: %w", err)
+		}
+	}
 	for i := 0; i < len(ends); {
 		start := 0
 		if i > 0 {
@@ -150,6 +238,7 @@ func (w *Writer) writeLocked(buf []byte, ends []int) error {
 			// than max-size gets a file of its own.
 			if w.size > 0 && w.size+int64(ends[i]-start) > w.maxSize {
 				if err := w.rotate(); err != nil {
+					w.dropped += uint64(len(ends) - i)
 					return err
 				}
 			}
@@ -159,12 +248,43 @@ func (w *Writer) writeLocked(buf []byte, ends []int) error {
 			}
 		}
 		n, err := w.f.Write(buf[start:ends[j]])
-		w.size += int64(n)
 		if err != nil {
+			// Keep the entries written whole; cut the rest.
+			for i <= j && ends[i]-start <= n {
+				i++
+			}
+			kept := 0
+			if i > 0 {
+				kept = ends[i-1] - start
+			}
+			w.size += int64(kept)
+			if kept < n {
+				w.torn = true
+				w.cutTorn()
+			}
+			w.dropped += uint64(len(ends) - i)
 			return fmt.Errorf("write log: %w", err)
 		}
+		w.size += int64(n)
 		i = j + 1
 	}
+	return nil
+}
+
+// endTornLine deals with bytes a failed cut left past the last whole
+// entry: cut them now, or else end them with a newline.
+func (w *Writer) endTornLine() error {
+	if w.cutTorn(); !w.torn {
+		return nil
+	}
+	if _, err := w.f.Write([]byte{'\n'}); err != nil {
+		return err
+	}
+	st, err := w.f.Stat()
+	if err != nil {
+		return err
+	}
+	w.size, w.torn = st.Size(), false
 	return nil
 }
 

@@ -72,20 +72,42 @@ func TestJSONStringMatchesEncodingJSON(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	for _, bad := range []map[string]string{
-		{"max-size": "lots"}, {"max-file": "0"}, {"max-file": "x"}, {"bogus": "1"}, {"compress": "true"},
+	// Docker's json-file driver's messages, word for word.
+	for _, tc := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"max-size": "lots"}, "invalid size: 'lots'"},
+		{map[string]string{"max-size": "-1"}, "invalid size: '-1'"},
+		{map[string]string{"max-size": ""}, "invalid size: ''"},
+		{map[string]string{"max-size": "1x"}, "invalid suffix: 'x'"},
+		{map[string]string{"max-size": "0"}, "max-size must be a positive number"},
+		{map[string]string{"max-file": "0"}, "max-file cannot be less than 1"},
+		{map[string]string{"max-file": "-3"}, "max-file cannot be less than 1"},
+		{map[string]string{"max-file": "x"}, `strconv.Atoi: parsing "x": invalid syntax`},
+		{map[string]string{"bogus": "1"}, "unknown log opt 'bogus' for json-file log driver"},
+		{map[string]string{"compress": "maybe"}, `strconv.ParseBool: parsing "maybe": invalid syntax`},
+		{map[string]string{"compress": "true"}, "compress cannot be true when max-file is less than 2 or max-size is not set"},
+		{map[string]string{"compress": "true", "max-size": "1m"}, "compress cannot be true when max-file is less than 2 or max-size is not set"},
+		// A valid compress=true: this driver does not compress.
+		{map[string]string{"compress": "true", "max-size": "1m", "max-file": "2"}, "not supported by json-file"},
 	} {
-		if err := ValidateOptions(bad); !errdefs.IsInvalidParameter(err) {
-			t.Errorf("%v: got %v, want InvalidParameter", bad, err)
+		err := ValidateOptions(tc.opts)
+		if !errdefs.IsInvalidParameter(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want an InvalidParameter saying %q", tc.opts, err, tc.want)
 		}
-		if _, err := New(filepath.Join(t.TempDir(), "l"), bad); !errdefs.IsInvalidParameter(err) {
-			t.Errorf("New %v: got %v", bad, err)
+		if _, err := New(filepath.Join(t.TempDir(), "l"), tc.opts); !errdefs.IsInvalidParameter(err) {
+			t.Errorf("New %v: got %v", tc.opts, err)
 		}
 	}
-	for _, good := range []map[string]string{nil, {"max-size": "10m", "max-file": "3"}, {"max-size": "-1"}, {"tag": "x"}} {
+	for _, good := range []map[string]string{nil, {"max-size": "10m", "max-file": "3"}, {"tag": "x"}, {"compress": "false"}, {"max-size": "1.5k"}} {
 		if err := ValidateOptions(good); err != nil {
 			t.Errorf("%v: %v", good, err)
 		}
+	}
+	// Sizes are Docker's: decimal units.
+	if cfg, _ := parseOptions(map[string]string{"max-size": "10m"}); cfg.maxSize != 10_000_000 {
+		t.Errorf("max-size 10m: %d bytes", cfg.maxSize)
 	}
 }
 
