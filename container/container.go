@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	containertypes "github.com/docker/docker/api/types/container"
@@ -24,6 +25,13 @@ const configFile = "config.v2.json"
 type Container struct {
 	mu     sync.Mutex
 	notify notifiers
+	// removing is set while a removal runs (Docker's RemovalInProgress):
+	// a second removal and a start are refused meanwhile. It is not
+	// guarded by mu, so that a second removal is answered at once rather
+	// than after the first one released the lock. It is not persisted:
+	// the removal's write-ahead mark on disk is State.Status "removing",
+	// saved once the container stopped.
+	removing atomic.Bool
 
 	ID         string
 	Name       string // with the leading "/" as Docker keeps it
@@ -68,6 +76,17 @@ func New(root, id, name string) *Container {
 func (c *Container) Lock()   { c.mu.Lock() }
 func (c *Container) Unlock() { c.mu.Unlock() }
 
+// SetRemovalInProgress marks a removal as running and reports whether one
+// already was.
+func (c *Container) SetRemovalInProgress() (already bool) { return c.removing.Swap(true) }
+
+// ResetRemovalInProgress clears the mark once a removal ended (done or
+// failed).
+func (c *Container) ResetRemovalInProgress() { c.removing.Store(false) }
+
+// RemovalInProgress reports whether a removal is running.
+func (c *Container) RemovalInProgress() bool { return c.removing.Load() }
+
 // Path of a file in the container's directory.
 func (c *Container) File(name string) string { return filepath.Join(c.Root, name) }
 
@@ -92,7 +111,21 @@ func (c *Container) Save() error {
 	return c.SaveLocked()
 }
 
-// Load reads the record of the container in dir.
+// RecordFile is the path of the record of the container whose directory is
+// dir.
+func RecordFile(dir string) string { return filepath.Join(dir, configFile) }
+
+// RemoveRecordLocked deletes the record: the container is gone for every later
+// daemon, whatever its directory still holds. The caller holds the lock.
+func (c *Container) RemoveRecordLocked() error {
+	if err := os.Remove(c.File(configFile)); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("remove container record: %w", err)
+	}
+	return nil
+}
+
+// Load reads the record of the container in dir; a missing record is an
+// error that wraps os.ErrNotExist.
 func Load(dir string) (*Container, error) {
 	data, err := os.ReadFile(filepath.Join(dir, configFile))
 	if err != nil {

@@ -1,7 +1,9 @@
 package container
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -23,6 +25,12 @@ type Store struct {
 	mu    sync.RWMutex
 	byID  map[string]*Container
 	names map[string]string // "/name" -> ID
+
+	// What NewStore found besides records: directories without a record
+	// (a create or a removal cut short by a crash) and directories whose
+	// record cannot be read (damage: left alone, and their layers too).
+	noRecord   []string
+	unreadable []string
 }
 
 // NewStore loads every container under root. A record that cannot be read
@@ -41,8 +49,13 @@ func NewStore(root string) (*Store, error) {
 			continue
 		}
 		c, err := Load(filepath.Join(root, e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			s.noRecord = append(s.noRecord, e.Name())
+			continue
+		}
 		if err != nil {
 			slog.Error("skipping container whose record cannot be read", "id", e.Name(), "err", err)
+			s.unreadable = append(s.unreadable, e.Name())
 			continue
 		}
 		if other, taken := s.names[c.Name]; taken {
@@ -54,6 +67,15 @@ func NewStore(root string) (*Store, error) {
 	}
 	return s, nil
 }
+
+// NoRecord lists the directories NewStore found without a record: what a
+// create or a removal cut short by a crash left. The daemon's recovery
+// removes them.
+func (s *Store) NoRecord() []string { return append([]string(nil), s.noRecord...) }
+
+// Unreadable lists the directories whose record exists but cannot be read.
+// Nothing of theirs is removed: the record may be repaired by hand.
+func (s *Store) Unreadable() []string { return append([]string(nil), s.unreadable...) }
 
 // Root is the directory container records live in.
 func (s *Store) Root() string { return s.root }
@@ -89,6 +111,15 @@ func (s *Store) Remove(c *Container) {
 	if s.names[c.Name] == c.ID {
 		delete(s.names, c.Name)
 	}
+}
+
+// Registered reports whether container id is still in the store (a
+// removal that finished deregistered it).
+func (s *Store) Registered(id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.byID[id]
+	return ok
 }
 
 // Get resolves ref (ID, name, or unique ID prefix).

@@ -14,6 +14,7 @@ import (
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/signal"
 	"github.com/sdengine/engine/pkg/systemd"
@@ -69,21 +70,28 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	if hc.LogConfig.Type == "json-file" {
 		c.LogPath = c.File(c.ID + "-json.log")
 	}
+	// The order makes recovery obvious (daemon/recovery.go): the
+	// directory first and the record last, so that whatever a crash
+	// leaves of a create that did not complete is a directory without a
+	// record, which the next daemon removes with the layer it names.
 	if err := os.MkdirAll(c.Root, 0o710); err != nil {
 		d.containers.Remove(c)
 		return resp, fmt.Errorf("create container dir: %w", err)
 	}
+	crashpoint.Hit("create-after-dir")
 	if err := d.images.CreateRWLayer(c.ID, img.ID); err != nil {
 		d.containers.Remove(c)
 		os.RemoveAll(c.Root)
 		return resp, fmt.Errorf("create container layer: %w", err)
 	}
+	crashpoint.Hit("create-after-layer")
 	if err := c.Save(); err != nil {
 		d.containers.Remove(c)
 		d.images.RemoveRWLayer(c.ID)
 		os.RemoveAll(c.Root)
 		return resp, err
 	}
+	crashpoint.Hit("create-after-record")
 	resp.ID = c.ID
 	resp.Warnings = warnings
 	if resp.Warnings == nil {

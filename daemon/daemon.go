@@ -5,7 +5,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -40,8 +39,9 @@ type Daemon struct {
 	closing bool
 }
 
-// New opens the engine's state under cfg's paths and reconnects to the
-// containers that kept running while no daemon was there.
+// New opens the engine's state under cfg's paths, reconnects to the
+// containers that kept running while no daemon was there, and finishes or
+// undoes what a crashed daemon left half done (recovery.go).
 func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, error) {
 	for _, dir := range []string{cfg.Root, cfg.ExecRoot} {
 		if err := os.MkdirAll(dir, 0o711); err != nil {
@@ -94,46 +94,10 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		pending:      map[string][]*pendingAttach{},
 		execs:        map[string]*execConfig{},
 	}
-	d.restore(ctx)
+	d.recover(ctx)
 	slog.Info("daemon ready", "root", cfg.Root, "exec-root", cfg.ExecRoot, "storage-driver", gd.Name(),
 		"containers", len(containers.List()), "images", len(images.List()), "min-free-space", reserve.String())
 	return d, nil
-}
-
-// restore reconnects to every container recorded as running. A shim that
-// is still there keeps its container; one that is gone left the exit status
-// behind, which is recorded as if the daemon had seen the exit.
-func (d *Daemon) restore(ctx context.Context) {
-	for _, c := range d.containers.List() {
-		c.Lock()
-		running := c.State.Running()
-		c.Unlock()
-		if !running {
-			// A container that is not running holds no mount; one may be
-			// left from a crash between exit and clean-up.
-			if err := d.images.Unmount(c.ID); err != nil {
-				slog.Debug("unmount of stopped container", "id", c.ID, "err", err)
-			}
-			continue
-		}
-		task, err := d.driver.Restore(ctx, c.ID)
-		if err == nil {
-			d.mu.Lock()
-			d.tasks[c.ID] = task
-			d.mu.Unlock()
-			slog.Info("reconnected to running container", "id", c.ID, "pid", task.Pid())
-			go d.monitor(c, task)
-			continue
-		}
-		var exited *execdriver.ExitedError
-		if errors.As(err, &exited) {
-			slog.Info("container exited while the daemon was down", "id", c.ID, "code", exited.Status.Code)
-			d.handleExit(c, exited.Status, "")
-			continue
-		}
-		slog.Error("container's shim is gone and left no exit status", "id", c.ID, "err", err)
-		d.handleExit(c, execdriver.ExitStatus{Code: 255, ExitedAt: time.Now()}, "container state lost: "+err.Error())
-	}
 }
 
 // Shutdown ends the daemon. Without live-restore, running containers are

@@ -11,6 +11,7 @@ import (
 	containertypes "github.com/docker/docker/api/types/container"
 
 	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/signal"
 )
@@ -59,17 +60,24 @@ func (d *Daemon) stop(ctx context.Context, c *container.Container, sigName strin
 	if timeout != nil {
 		secs = *timeout
 	}
+	// Read together under the lock: a running container has its task
+	// until its exit is recorded, and the exit closes this channel.
 	exited := c.ExitChan()
+	task := d.task(c.ID)
 	c.Unlock()
 
-	task := d.task(c.ID)
 	if task == nil {
-		return errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
+		// Only a live-restore shutdown leaves a running container
+		// without its task.
+		return errdefs.Unavailable(fmt.Errorf("container %s is not managed by this daemon any more", c.ID))
 	}
 	slog.Debug("stopping container", "id", c.ID, "signal", signal.Name(sig), "timeout", secs)
 	if err := task.Signal(sig); err != nil {
+		// It may be exiting on its own: its exit is being recorded and
+		// closes exited; otherwise the SIGKILL below follows.
 		slog.Debug("stop signal not delivered", "id", c.ID, "err", err)
 	}
+	crashpoint.Hit("stop-after-signal")
 	if secs >= 0 {
 		select {
 		case <-exited:
@@ -118,12 +126,15 @@ func (d *Daemon) ContainerKill(ctx context.Context, name, sigName string) error 
 	c.Lock()
 	running := c.State.Running()
 	exited := c.ExitChan()
-	c.Unlock()
 	task := d.task(c.ID)
+	c.Unlock()
 	if !running || task == nil {
 		return errdefs.Conflict(fmt.Errorf("cannot kill container: %s: container %s is not running", name, c.ID))
 	}
 	if err := task.Signal(sig); err != nil {
+		if errdefs.IsConflict(err) {
+			return errdefs.Conflict(fmt.Errorf("cannot kill container: %s: container %s is not running", name, c.ID))
+		}
 		return fmt.Errorf("cannot kill container: %s: %w", name, err)
 	}
 	if sig == syscall.SIGKILL {
@@ -176,7 +187,14 @@ func (d *Daemon) ContainerWait(ctx context.Context, name string, cond containert
 	return ch, nil
 }
 
+// killTimeout bounds how long a forced removal waits for the container's
+// exit after SIGKILL.
+const killTimeout = 30 * time.Second
+
 // ContainerRemove deletes a stopped container (a running one with force).
+// Removals of one container are serialised as Docker does: while one runs,
+// another is refused with "removal of container X is already in progress"
+// (409); once it is done the container is "No such container" (404).
 func (d *Daemon) ContainerRemove(ctx context.Context, name string, opts containertypes.RemoveOptions) error {
 	c, err := d.containers.Get(name)
 	if err != nil {
@@ -185,6 +203,15 @@ func (d *Daemon) ContainerRemove(ctx context.Context, name string, opts containe
 	if opts.RemoveLinks {
 		return errdefs.NotImplemented(fmt.Errorf("links are not implemented by this engine"))
 	}
+	if c.SetRemovalInProgress() {
+		return errdefs.Conflict(fmt.Errorf("removal of container %s is already in progress", name))
+	}
+	defer c.ResetRemovalInProgress()
+	if !d.containers.Registered(c.ID) {
+		// Another removal finished between our lookup and our mark: as
+		// Docker, that is not an error.
+		return nil
+	}
 	c.Lock()
 	running := c.State.Running()
 	c.Unlock()
@@ -192,47 +219,104 @@ func (d *Daemon) ContainerRemove(ctx context.Context, name string, opts containe
 		if !opts.Force {
 			return errdefs.Conflict(fmt.Errorf("cannot remove container %q: container is running: stop the container before removing or force remove", c.Name))
 		}
-		if err := d.ContainerKill(ctx, c.ID, "KILL"); err != nil && !errdefs.IsConflict(err) {
-			return err
+		if err := d.killAndWait(ctx, c); err != nil {
+			return fmt.Errorf("cannot remove container %q: could not kill container: %w", c.Name, err)
 		}
 	}
-	return d.remove(c, opts.Force)
+	return d.remove(c)
 }
 
-// remove releases everything the container holds on disk.
-func (d *Daemon) remove(c *container.Container, force bool) error {
+// killAndWait sends SIGKILL and returns once the exit is recorded.
+func (d *Daemon) killAndWait(ctx context.Context, c *container.Container) error {
+	c.Lock()
+	running := c.State.Running()
+	exited := c.ExitChan()
+	task := d.task(c.ID)
+	c.Unlock()
+	if !running {
+		return nil
+	}
+	if task == nil {
+		return errdefs.Unavailable(fmt.Errorf("container %s is not managed by this daemon any more", c.ID))
+	}
+	if err := task.Signal(syscall.SIGKILL); err != nil {
+		// Exiting on its own: exited closes once that is recorded.
+		slog.Debug("SIGKILL not delivered", "id", c.ID, "err", err)
+	}
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(killTimeout):
+		return fmt.Errorf("container %s did not exit %s after SIGKILL", c.ID, killTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// autoRemove removes a --rm container after its exit or failed start,
+// unless a removal already runs.
+func (d *Daemon) autoRemove(c *container.Container) {
+	if c.SetRemovalInProgress() {
+		return
+	}
+	defer c.ResetRemovalInProgress()
+	if !d.containers.Registered(c.ID) {
+		return
+	}
+	if err := d.remove(c); err != nil {
+		slog.Error("auto-remove", "id", c.ID, "err", err)
+	}
+}
+
+// remove releases everything a stopped container holds. The caller holds
+// the removal mark. The steps are ordered for recovery: the record first
+// says "removing" (the intent: a restart finishes the removal), then the
+// driver's state, the mount, the layer and the journal go, then the record
+// (from then on the container is gone: a restart removes a directory
+// without a record), then the directory.
+func (d *Daemon) remove(c *container.Container) error {
 	c.Lock()
 	defer c.Unlock()
-	switch c.State.Status {
-	case container.StatusRunning:
-		return errdefs.Conflict(fmt.Errorf("cannot remove container %q: container is running", c.Name))
-	case container.StatusRemoving:
-		if !force {
-			return errdefs.Conflict(fmt.Errorf("removal of container %s is already in progress", c.ID))
-		}
+	if c.State.Running() {
+		return errdefs.Conflict(fmt.Errorf("cannot remove container %q: container is running: stop the container before removing or force remove", c.Name))
 	}
 	c.State.Status = container.StatusRemoving
-	if err := d.images.Unmount(c.ID); err != nil {
-		slog.Debug("unmount before remove", "id", c.ID, "err", err)
+	if err := c.SaveLocked(); err != nil {
+		// A full disk must not keep a container from being removed: a
+		// crash from here on leaves the old record, which a later rm
+		// finishes.
+		slog.Warn("removal not recorded before it starts", "id", c.ID, "err", err)
 	}
+	crashpoint.Hit("rm-after-intent")
 	if err := d.driver.Delete(c.ID); err != nil {
 		slog.Debug("exec driver state before remove", "id", c.ID, "err", err)
 	}
-	if err := d.images.RemoveRWLayer(c.ID); err != nil {
+	if err := d.images.Unmount(c.ID); err != nil {
+		slog.Debug("unmount before remove", "id", c.ID, "err", err)
+	}
+	if err := d.images.DiscardRWLayer(c.ID); err != nil {
 		c.State.Status = container.StatusDead
 		_ = c.SaveLocked()
 		return fmt.Errorf("remove container layer: %w", err)
 	}
+	crashpoint.Hit("rm-after-layer-removed")
 	if err := removeJournal(c); err != nil {
 		slog.Error("remove container journal", "id", c.ID, "err", err)
 	}
-	if err := os.RemoveAll(c.Root); err != nil {
+	if err := c.RemoveRecordLocked(); err != nil {
 		c.State.Status = container.StatusDead
-		return fmt.Errorf("remove container dir: %w", err)
+		_ = c.SaveLocked()
+		return err
 	}
 	d.containers.Remove(c)
 	d.forgetExecs(c.ID)
 	d.failPending(c.ID, errdefs.NotFound(fmt.Errorf("container %s was removed", c.ID)))
 	c.NotifyRemoved()
+	crashpoint.Hit("rm-after-record-removed")
+	if err := os.RemoveAll(c.Root); err != nil {
+		// The container is gone; what is left of its directory goes at
+		// the next start.
+		slog.Error("remove container dir", "id", c.ID, "err", err)
+	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
 	runconfigopts "github.com/sdengine/engine/runconfig/opts"
 )
@@ -28,9 +29,7 @@ func (d *Daemon) ContainerStart(ctx context.Context, name string) error {
 	if err != nil && autoRemove {
 		// Docker removes a --rm container whose start failed; a client
 		// waiting for its removal would wait forever otherwise.
-		if rerr := d.remove(c, true); rerr != nil {
-			slog.Error("auto-remove after failed start", "id", c.ID, "err", rerr)
-		}
+		d.autoRemove(c)
 	}
 	return err
 }
@@ -42,6 +41,9 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 	case container.StatusRunning:
 		return false, errdefs.NotModified(fmt.Errorf("container %s is already running", c.ID))
 	case container.StatusRemoving, container.StatusDead:
+		return false, errdefs.Conflict(fmt.Errorf("container %s is marked for removal and cannot be started", c.ID))
+	}
+	if c.RemovalInProgress() {
 		return false, errdefs.Conflict(fmt.Errorf("container %s is marked for removal and cannot be started", c.ID))
 	}
 	d.mu.Lock()
@@ -59,6 +61,10 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 		d.failPending(c.ID, err)
 		return c.HostConfig.AutoRemove, err
 	}
+	// The process runs; a crash before the record says so is found by the
+	// next daemon's recovery, which asks the shim (a live, started shim
+	// means running, whatever the record says).
+	crashpoint.Hit("start-before-record")
 	c.State.SetRunning(task.Pid())
 	if err := c.SaveLocked(); err != nil {
 		slog.Error("save running container", "id", c.ID, "err", err)
@@ -77,6 +83,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		return nil, fmt.Errorf("mount container rootfs: %w", err)
 	}
 	c.BaseFS = rootfs
+	crashpoint.Hit("start-after-mount")
 	defer func() {
 		if retErr != nil {
 			c.BaseFS = ""
@@ -110,6 +117,9 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		return nil, err
 	}
 	slog.Debug("container created by the exec driver", "id", c.ID, "took", time.Since(t0))
+	// A crash here leaves a shim whose process was never let run: the
+	// next daemon's recovery rolls the start back.
+	crashpoint.Hit("start-after-shim")
 	d.connectPending(ctx, c.ID, task)
 	if err := task.Start(); err != nil {
 		d.mu.Lock()
@@ -162,34 +172,43 @@ func (d *Daemon) monitor(c *container.Container, task execdriver.Task) {
 
 // handleExit records an exit and releases what the run held: the exec
 // driver's state, the rootfs mount, and the container itself with --rm.
+// The exit is on disk before the driver's state (which holds the shim's
+// own record of it) goes, and the task is dropped only then: a stop or a
+// kill that saw the container running finds its task until the exit is
+// recorded, and a crash in between loses nothing (the next daemon's
+// recovery finds an exit already recorded and only releases the rest).
+// Everything is done under the container's lock, so that no start or
+// removal interleaves with the release.
 func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, errMsg string) {
 	d.mu.Lock()
-	delete(d.tasks, c.ID)
 	closing := d.closing && d.cfg.LiveRestore
 	d.mu.Unlock()
 	if closing {
 		return
 	}
-	d.unregisterMachine(c)
+	c.Lock()
+	crashpoint.Hit("exit-before-record")
+	c.State.SetExited(st.Code, st.ExitedAt, st.OOMKilled, errMsg)
+	c.BaseFS = ""
+	if err := c.SaveLocked(); err != nil {
+		slog.Error("save exited container", "id", c.ID, "err", err)
+	}
+	crashpoint.Hit("exit-after-record")
 	if err := d.driver.Delete(c.ID); err != nil {
 		slog.Error("release exec driver state", "id", c.ID, "err", err)
 	}
 	if err := d.images.Unmount(c.ID); err != nil {
 		slog.Error("unmount container rootfs", "id", c.ID, "err", err)
 	}
-	c.Lock()
-	c.State.SetExited(st.Code, st.ExitedAt, st.OOMKilled, errMsg)
-	c.BaseFS = ""
-	if err := c.SaveLocked(); err != nil {
-		slog.Error("save exited container", "id", c.ID, "err", err)
-	}
+	d.mu.Lock()
+	delete(d.tasks, c.ID)
+	d.mu.Unlock()
 	autoRemove := c.HostConfig.AutoRemove
 	c.NotifyExit()
 	c.Unlock()
+	d.unregisterMachine(c)
 	slog.Debug("container exited", "id", c.ID, "code", st.Code)
 	if autoRemove {
-		if err := d.remove(c, false); err != nil {
-			slog.Error("auto-remove", "id", c.ID, "err", err)
-		}
+		d.autoRemove(c)
 	}
 }

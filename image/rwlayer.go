@@ -12,6 +12,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/atomicfile"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -111,6 +112,7 @@ func (s *Store) CreateRWLayer(containerID string, imageID digest.Digest) error {
 
 	err := s.driver.CreateRW(rw.CacheID, parentCache)
 	if err == nil {
+		crashpoint.Hit("create-layer-before-record")
 		var data []byte
 		data, err = json.Marshal(rw)
 		if err == nil {

@@ -41,6 +41,8 @@ type Daemon struct {
 	// Wrapper, when set, runs dockerd: Wrapper[0] Wrapper[1:]... dockerd Args...
 	// (e.g. systemd-socket-activate, which execs dockerd in its own PID).
 	Wrapper []string
+	// Env is added to dockerd's environment (e.g. an armed crash point).
+	Env     []string
 	cmd     *exec.Cmd
 	logFile *os.File
 }
@@ -85,6 +87,9 @@ func (d *Daemon) Start(t testing.TB) {
 		d.cmd = exec.Command(dockerd, d.Args...)
 	}
 	d.cmd.Stdout, d.cmd.Stderr = lf, lf
+	if len(d.Env) > 0 {
+		d.cmd.Env = append(os.Environ(), d.Env...)
+	}
 	if err := d.cmd.Start(); err != nil {
 		t.Fatalf("start dockerd: %v", err)
 	}

@@ -30,17 +30,24 @@ const (
 // Server is the HTTP side of the daemon.
 type Server struct {
 	handler http.Handler
+	limits  Limits
 	mu      sync.Mutex // guards servers: Serve runs once per listener, concurrently
 	servers []*http.Server
 	closed  bool
 }
 
-// New builds the handler from the routers.
+// New builds the handler from the routers, with DefaultLimits (and the
+// test knobs of limitsFromEnv).
 func New(routers ...router.Router) *Server {
+	return newServer(limitsFromEnv(), routers...)
+}
+
+func newServer(limits Limits, routers ...router.Router) *Server {
+	s := &Server{limits: limits}
 	m := mux.NewRouter()
 	for _, rt := range routers {
 		for _, r := range rt.Routes() {
-			h := makeHandler(r)
+			h := s.makeHandler(r)
 			m.Path("/v{version:[0-9.]+}" + r.Path).Methods(r.Method).Handler(h)
 			m.Path(r.Path).Methods(r.Method).Handler(h)
 		}
@@ -50,7 +57,9 @@ func New(routers ...router.Router) *Server {
 	// confusing 404.
 	for _, u := range unimplemented {
 		method, path, _ := strings.Cut(u, " ")
-		h := makeHandler(router.Route{Handler: notImplemented})
+		// It reads no body: the answer must be this 501 whatever was sent
+		// (a build context, an archive), never a 413.
+		h := s.makeHandler(router.Route{Handler: notImplemented, Body: router.BodyStream})
 		m.Path("/v{version:[0-9.]+}" + path).Methods(method).Handler(h)
 		m.Path(path).Methods(method).Handler(h)
 	}
@@ -58,13 +67,13 @@ func New(routers ...router.Router) *Server {
 	// one (`docker inspect X` asks every kind in turn): none exist here yet,
 	// so the truthful answer is 404, not 501.
 	for _, kind := range []string{"networks", "volumes"} {
-		h := makeHandler(router.Route{Handler: noSuchObject(kind)})
+		h := s.makeHandler(router.Route{Handler: noSuchObject(kind)})
 		m.Path("/v{version:[0-9.]+}/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
 		m.Path("/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
 	}
 	// Docker answers OPTIONS (CORS preflight) on every path with an empty
 	// 200, after the version check like any other route.
-	options := makeHandler(router.Route{Handler: optionsOK})
+	options := s.makeHandler(router.Route{Handler: optionsOK})
 	m.Path("/v{version:[0-9.]+}/{anyroute:.*}").Methods(http.MethodOptions).Handler(options)
 	m.Path("/{anyroute:.*}").Methods(http.MethodOptions).Handler(options)
 	// An unknown path, and a known path asked with a method it does not
@@ -72,15 +81,30 @@ func New(routers ...router.Router) *Server {
 	// 405), without the version headers.
 	m.NotFoundHandler = http.HandlerFunc(pageNotFound)
 	m.MethodNotAllowedHandler = http.HandlerFunc(pageNotFound)
-	return &Server{handler: m}
+	s.handler = m
+	return s
 }
 
 // Handler exposes the routing for tests.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve serves on l until it is closed.
+// Serve serves on l until it is closed, with the server's Limits: the
+// header and idle timeouts, and the cap on connections that have not sent
+// a request header yet. There is no read or write timeout on a request as
+// a whole: a response streams for as long as it lasts (logs -f, attach),
+// and so does a streamed body (import, load).
 func (s *Server) Serve(l net.Listener) error {
-	srv := &http.Server{Handler: s.handler}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
+		IdleTimeout:       s.limits.IdleTimeout,
+		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
+	}
+	if s.limits.MaxPending > 0 {
+		g := newConnGate(l, s.limits.MaxPending, s.limits.EvictAfter)
+		srv.ConnState = g.state
+		l = g
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -108,7 +132,12 @@ func (s *Server) Close(ctx context.Context) {
 	}
 }
 
-func makeHandler(r router.Route) http.Handler {
+func (s *Server) makeHandler(r router.Route) http.Handler {
+	limit, stall := s.limits.Body[r.Body], s.limits.BodyStall
+	if limit <= 0 {
+		// A stream may pause for as long as its producer needs.
+		stall = 0
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		vars := mux.Vars(req)
 		version := vars["version"]
@@ -128,6 +157,13 @@ func makeHandler(r router.Route) http.Handler {
 		w.Header().Set("Server", "Docker/"+EngineVersion+" (linux)")
 		w.Header().Set("Api-Version", DefaultVersion)
 		w.Header().Set("Ostype", "linux")
+		// Before anything reads the body, ParseForm included.
+		body, err := httputils.LimitBody(w, req, limit, stall)
+		if err != nil {
+			httputils.WriteError(w, req, err)
+			return
+		}
+		defer body.Done()
 		if err := req.ParseForm(); err != nil {
 			httputils.WriteError(w, req, errdefs.InvalidParameter(fmt.Errorf("parse query: %w", err)))
 			return

@@ -29,9 +29,15 @@ type Driver interface {
 	Create(ctx context.Context, o CreateOptions) (Task, error)
 	// Restore reconnects to container id, created by an earlier daemon. If
 	// it exited meanwhile the error wraps *ExitedError with the recorded
-	// status, which the daemon records as if it had seen the exit; if there
-	// is no trace of it, the error is NotFound.
+	// status, which the daemon records as if it had seen the exit; if its
+	// process was created but never started, the error wraps
+	// *NotStartedError; if there is no trace of it, the error is NotFound.
 	Restore(ctx context.Context, id string) (Task, error)
+	// List returns the id of every container the driver holds anything
+	// for (a live shim, a dead one's state, runtime state): at start the
+	// daemon reconciles them with its records, so that nothing is kept
+	// for a container it has no record of.
+	List() ([]string, error)
 	// Delete makes sure container id is gone, with all the driver kept for
 	// it: the daemon calls it after an exit, a failed start and a removal.
 	// Deleting an unknown container is not an error.

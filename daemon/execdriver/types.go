@@ -76,3 +76,15 @@ type ExitedError struct {
 func (e *ExitedError) Error() string {
 	return fmt.Sprintf("container exited with code %d at %s", e.Status.Code, e.Status.ExitedAt.Format(time.RFC3339Nano))
 }
+
+// NotStartedError is returned (wrapped) by Restore when the container was
+// created but its process was never let run: the daemon that created it
+// died between Driver.Create and Task.Start. The start never happened; the
+// daemon rolls it back with Delete.
+type NotStartedError struct {
+	Pid int // the init process waiting to be let run
+}
+
+func (e *NotStartedError) Error() string {
+	return fmt.Sprintf("container was created (init pid %d) but never started", e.Pid)
+}

@@ -46,7 +46,10 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 // WriteError writes err as Docker does: {"message": "..."} and a status
 // taken from its class.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	status := errdefs.HTTPStatus(err)
+	status := statusOf(err)
+	if status == 0 {
+		status = errdefs.HTTPStatus(err)
+	}
 	if status >= 500 && status != http.StatusNotImplemented {
 		slog.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	} else {
@@ -54,6 +57,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusNotModified {
 		w.WriteHeader(status)
+		return
+	}
+	if r.Close && statusOf(err) != 0 {
+		refuseAndLinger(w, status, err)
 		return
 	}
 	_ = WriteJSON(w, status, map[string]string{"message": err.Error()})
@@ -89,7 +96,9 @@ func Filters(r *http.Request) (filters.Args, error) {
 }
 
 // ReadJSON decodes a JSON request body into v; an empty body is allowed
-// when allowEmpty is set. A wrong content type or malformed JSON is a 400.
+// when allowEmpty is set. A wrong content type or malformed JSON is a 400;
+// a body over the route's limit (LimitBody) a 413, even when what is over
+// the limit follows a complete JSON value.
 func ReadJSON(r *http.Request, v any, allowEmpty bool) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -97,15 +106,23 @@ func ReadJSON(r *http.Request, v any, allowEmpty bool) error {
 			return errdefs.InvalidParameter(fmt.Errorf("unsupported Content-Type header (%s): must be 'application/json'", ct))
 		}
 	}
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(v); err != nil {
-		if err == io.EOF {
-			if allowEmpty {
-				return nil
-			}
-			return errdefs.InvalidParameter(fmt.Errorf("invalid JSON: request body is empty"))
+	err := json.NewDecoder(r.Body).Decode(v)
+	switch {
+	case statusOf(err) != 0:
+		return err
+	case err == io.EOF:
+		if allowEmpty {
+			return nil
 		}
+		return errdefs.InvalidParameter(fmt.Errorf("invalid JSON: request body is empty"))
+	case err != nil:
 		return errdefs.InvalidParameter(fmt.Errorf("invalid JSON: %w", err))
+	}
+	// Read to the end: what follows the value counts against the limit
+	// too, and a body read to its end releases its read deadline. Any
+	// other error reading what follows a complete value is ignored.
+	if _, err := io.Copy(io.Discard, r.Body); statusOf(err) != 0 {
+		return err
 	}
 	return nil
 }

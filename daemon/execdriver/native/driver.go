@@ -224,11 +224,13 @@ func (d *Driver) Restore(ctx context.Context, id string) (execdriver.Task, error
 	if _, err := os.Stat(dir); err != nil {
 		return nil, errdefs.NotFound(fmt.Errorf("no such container in the runtime: %s", id))
 	}
-	conn, _, resp, err := shimproto.Call(dir, shimproto.Request{Op: shimproto.OpState})
+	resp, err := d.shimState(ctx, dir)
 	if err == nil {
-		conn.Close()
 		if resp.Exit != nil {
 			return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.ExitedError{Status: *resp.Exit})
+		}
+		if !resp.Started {
+			return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.NotStartedError{Pid: resp.Pid})
 		}
 		return &Task{d: d, id: id, dir: dir, pid: resp.Pid, tty: resp.Tty}, nil
 	}
@@ -250,6 +252,51 @@ func (d *Driver) Restore(ctx context.Context, id string) (execdriver.Task, error
 	return nil, fmt.Errorf("restoring %s: %w", id, &execdriver.ExitedError{Status: st})
 }
 
+// restoreWait bounds how long Restore waits for a live shim that does not
+// answer yet: one the dead daemon had just spawned is still creating its
+// container and opens its socket when done.
+const restoreWait = 5 * time.Second
+
+// shimState asks the shim serving dir for its state, waiting up to
+// restoreWait for a live shim that is not listening yet.
+func (d *Driver) shimState(ctx context.Context, dir string) (shimproto.Response, error) {
+	deadline := time.Now().Add(restoreWait)
+	for {
+		conn, _, resp, err := shimproto.Call(dir, shimproto.Request{Op: shimproto.OpState})
+		if err == nil {
+			conn.Close()
+			return resp, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil || shimproto.LiveShimPid(dir) == 0 {
+			return resp, err
+		}
+		if st, _ := shimproto.ReadExit(dir); st != nil {
+			return resp, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// List returns the id of every container with a state directory or
+// libcontainer state, live or not.
+func (d *Driver) List() ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	for _, dir := range []string{d.containersDir(), d.runcRoot} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("exec driver: %w", err)
+		}
+		for _, e := range ents {
+			if id := e.Name(); e.IsDir() && validID.MatchString(id) && !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}
+
 // Delete makes sure the container is gone: its shim (given a moment to
 // finish on its own), its processes, cgroups and runtime state, and its
 // state directory. Deleting an unknown container is not an error.
@@ -267,11 +314,20 @@ func (d *Driver) Delete(id string) error {
 	return nil
 }
 
-// stopShim waits briefly for a shim that is finishing, then kills it.
+// stopShim has a live shim kill its container, waits briefly for the
+// shim to finish, then kills it.
 func (d *Driver) stopShim(id, dir string) {
 	d.mu.Lock()
 	reaped := d.shims[id]
 	d.mu.Unlock()
+	if shimproto.LiveShimPid(dir) != 0 {
+		// A shim whose container still runs (or was never let run: a
+		// start cut short by a crash) reaps the container's init once it
+		// is killed, records the exit and exits by itself, leaving no
+		// orphan for anyone else to reap. One that does not answer is
+		// killed below.
+		killViaShim(dir)
+	}
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		pid := shimproto.LiveShimPid(dir)
@@ -291,6 +347,22 @@ func (d *Driver) stopShim(id, dir string) {
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// killViaShim asks the shim serving dir to SIGKILL its container, giving
+// it a moment to answer.
+func killViaShim(dir string) {
+	conn, err := shimproto.Dial(dir)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := shimproto.WriteJSONLine(conn, shimproto.Request{Op: shimproto.OpSignal, Signal: int(unix.SIGKILL)}); err != nil {
+		return
+	}
+	var resp shimproto.Response
+	_ = shimproto.ReadJSONLine(bufio.NewReader(conn), &resp)
 }
 
 // removeLimits removes the container's limits cgroup, which its shim

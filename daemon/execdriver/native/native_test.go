@@ -390,3 +390,38 @@ func TestCreateStartWaitTiming(t *testing.T) {
 	}
 	t.Logf("create+start+wait of true: %v average over %d runs (create %v, start %v)", total/n, n, creates/n, starts/n)
 }
+
+// A container created but never started (its daemon died between Create
+// and Start) is reported as such by Restore, listed by List, and Delete
+// has its shim kill it: the shim reaps the init and exits, leaving no
+// orphan behind.
+func TestRestoreNotStarted(t *testing.T) {
+	d := newTestDriver(t)
+	task, _ := createContainer(t, d, "echo should-not-run", ctrOpts{})
+	id, pid, dir := task.ID(), task.Pid(), task.dir
+	d2, _ := New(d.execRoot, d.shimBinary, false)
+	ids, err := d2.List()
+	if err != nil || len(ids) != 1 || ids[0] != id {
+		t.Fatalf("list: %v %v", ids, err)
+	}
+	_, err = d2.Restore(context.Background(), id)
+	var ns *execdriver.NotStartedError
+	if !errors.As(err, &ns) || ns.Pid != pid {
+		t.Fatalf("restore of a container never started: %v", err)
+	}
+	shimPid := shimproto.LiveShimPid(dir)
+	start := time.Now()
+	if err := d2.Delete(id); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("delete took %s: the shim was not asked to kill its container", took)
+	}
+	if _, err := os.Stat("/proc/" + itoa(pid)); err == nil {
+		t.Errorf("the container's init %d is left after delete (not reaped by its shim)", pid)
+	}
+	waitFor(t, "shim reaped", func() bool { _, err := os.Stat("/proc/" + itoa(shimPid)); return err != nil })
+	if ids, _ := d2.List(); len(ids) != 0 {
+		t.Errorf("state left after delete: %v", ids)
+	}
+}

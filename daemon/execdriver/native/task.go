@@ -196,7 +196,24 @@ func pumpStdin(conn net.Conn, in io.Reader) {
 
 // pumpOutput copies output frames to s until the end (attach) or exit
 // (exec) frame; onExit receives the exit code text of the latter.
+//
+// A write that fails means the client went away. An attach (onExit nil)
+// stops there, so that its caller closes the connection to the shim,
+// which ends the shim's subscription; an exec reads on, dropping the
+// output, because its exit code is still to come on this connection.
 func pumpOutput(br *bufio.Reader, s execdriver.Streams, onExit func([]byte)) error {
+	write := func(w *io.Writer, p []byte) error {
+		if *w == nil {
+			return nil
+		}
+		if _, err := (*w).Write(p); err != nil {
+			if onExit == nil {
+				return fmt.Errorf("attached client gone: %w", err)
+			}
+			*w = nil
+		}
+		return nil
+	}
 	for {
 		kind, p, err := shimproto.ReadFrame(br)
 		if err != nil {
@@ -204,13 +221,9 @@ func pumpOutput(br *bufio.Reader, s execdriver.Streams, onExit func([]byte)) err
 		}
 		switch kind {
 		case shimproto.FrameStdout:
-			if s.Stdout != nil {
-				_, _ = s.Stdout.Write(p)
-			}
+			err = write(&s.Stdout, p)
 		case shimproto.FrameStderr:
-			if s.Stderr != nil {
-				_, _ = s.Stderr.Write(p)
-			}
+			err = write(&s.Stderr, p)
 		case shimproto.FrameEnd:
 			return nil
 		case shimproto.FrameExit:
@@ -218,6 +231,9 @@ func pumpOutput(br *bufio.Reader, s execdriver.Streams, onExit func([]byte)) err
 				onExit(p)
 			}
 			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 }

@@ -25,7 +25,7 @@ func New(b backend.Containers) router.Router { return &containerRouter{b: b} }
 func (c *containerRouter) Routes() []router.Route {
 	return []router.Route{
 		{Method: http.MethodGet, Path: "/containers/json", Handler: c.list},
-		{Method: http.MethodPost, Path: "/containers/create", Handler: c.create},
+		{Method: http.MethodPost, Path: "/containers/create", Handler: c.create, Body: router.BodyConfig},
 		{Method: http.MethodGet, Path: "/containers/{name:.*}/json", Handler: c.inspect},
 		{Method: http.MethodGet, Path: "/containers/{name:.*}/logs", Handler: c.logs},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/start", Handler: c.start},
@@ -35,7 +35,7 @@ func (c *containerRouter) Routes() []router.Route {
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/wait", Handler: c.wait},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/attach", Handler: c.attach},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/resize", Handler: c.resize},
-		{Method: http.MethodPost, Path: "/containers/{name:.*}/exec", Handler: c.execCreate},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/exec", Handler: c.execCreate, Body: router.BodyConfig},
 		{Method: http.MethodDelete, Path: "/containers/{name:.*}", Handler: c.remove},
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/start", Handler: c.execStart},
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/resize", Handler: c.execResize},
@@ -229,13 +229,19 @@ func (c *containerRouter) attach(ctx context.Context, w http.ResponseWriter, r *
 		Logs:       httputils.BoolValue(r, "logs"),
 		DetachKeys: r.FormValue("detachKeys"),
 	}
-	return c.b.ContainerAttach(ctx, vars["name"], cfg, hijacker(w, r))
+	// A hijacked connection no longer ends the request's context when the
+	// client goes away: the stream does, so that the attach lets go of the
+	// shim at once.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return c.b.ContainerAttach(ctx, vars["name"], cfg, hijacker(w, r, cancel))
 }
 
-// hijacker returns a StreamFunc that takes over the connection.
-func hijacker(w http.ResponseWriter, r *http.Request) backend.StreamFunc {
+// hijacker returns a StreamFunc that takes over the connection. When the
+// client goes away, the connection is closed and onGone called.
+func hijacker(w http.ResponseWriter, r *http.Request, onGone func()) backend.StreamFunc {
 	return func(tty bool) (io.ReadCloser, io.Writer, io.Writer, error) {
-		s, err := httputils.Hijack(w, r, tty)
+		s, err := httputils.Hijack(w, r, tty, onGone)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -297,7 +303,9 @@ func (c *containerRouter) execStart(ctx context.Context, w http.ResponseWriter, 
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	return c.b.ExecStart(ctx, vars["id"], opts, hijacker(w, r))
+	// A client that goes away loses its connection at once; the process
+	// runs on (its exit code is still recorded), its output dropped.
+	return c.b.ExecStart(ctx, vars["id"], opts, hijacker(w, r, nil))
 }
 
 func (c *containerRouter) execResize(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {

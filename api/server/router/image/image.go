@@ -26,8 +26,8 @@ func (i *imageRouter) Routes() []router.Route {
 		{Method: http.MethodGet, Path: "/images/get", Handler: i.saveMany},
 		{Method: http.MethodGet, Path: "/images/{name:.*}/get", Handler: i.saveOne},
 		{Method: http.MethodGet, Path: "/images/{name:.*}/json", Handler: i.inspect},
-		{Method: http.MethodPost, Path: "/images/create", Handler: i.create},
-		{Method: http.MethodPost, Path: "/images/load", Handler: i.load},
+		{Method: http.MethodPost, Path: "/images/create", Handler: i.create, Body: router.BodyStream},
+		{Method: http.MethodPost, Path: "/images/load", Handler: i.load, Body: router.BodyStream},
 		{Method: http.MethodPost, Path: "/images/{name:.*}/tag", Handler: i.tag},
 		{Method: http.MethodDelete, Path: "/images/{name:.*}", Handler: i.remove},
 	}
