@@ -65,14 +65,6 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err != nil {
 		return nil, err
 	}
-	// A writable layer whose container record was never written (a create
-	// cut short) or is gone holds its image's layers: drop it, so that
-	// rmi frees them.
-	known := map[string]bool{}
-	for _, c := range containers.List() {
-		known[c.ID] = true
-	}
-	images.ReleaseRWLayers(func(id string) bool { return known[id] })
 	// The cgroup driver is decided once, here, and passed down.
 	cgDriver, err := cgroupDriver(cfg.ExecOpts)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/opencontainers/go-digest"
@@ -194,37 +193,4 @@ func (s *Store) RemoveRWLayer(containerID string) error {
 		slog.Error("image store: remove RW layer data; the next start removes it", "container", containerID, "err", err)
 	}
 	return nil
-}
-
-// RWLayers lists the containers that have a writable layer.
-func (s *Store) RWLayers() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids := make([]string, 0, len(s.mounts))
-	for id := range s.mounts {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// ReleaseRWLayers removes the writable layer of every container that keep
-// does not claim, and returns their IDs. The daemon calls it at start with
-// the containers it knows: a layer whose container record was never
-// written (a create cut short) or is gone (an rm cut short) would
-// otherwise hold its image's layers forever, so that rmi freed nothing.
-func (s *Store) ReleaseRWLayers(keep func(containerID string) bool) []string {
-	var released []string
-	for _, id := range s.RWLayers() {
-		if keep(id) {
-			continue
-		}
-		slog.Warn("image store: removing the writable layer of a container that does not exist", "container", id)
-		if err := s.RemoveRWLayer(id); err != nil {
-			slog.Error("image store: remove writable layer", "container", id, "err", err)
-			continue
-		}
-		released = append(released, id)
-	}
-	return released
 }

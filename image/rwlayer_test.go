@@ -2,15 +2,14 @@ package image
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// The daemon releases the RW layers of containers it does not know; their
-// image's layers are then freed by rmi.
-func TestReleaseRWLayers(t *testing.T) {
+// Once the writable layer of a container the daemon has no record of is
+// discarded (at a restart), rmi frees its image's layers.
+func TestDiscardedRWLayerFreesImage(t *testing.T) {
 	e := newEnv(t, "")
 	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"f", "x"})), "x", ocispec.ImageConfig{}, "", nil)
 	if err != nil {
@@ -21,21 +20,20 @@ func TestReleaseRWLayers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := strings.Join(e.store.RWLayers(), " "); got != "known leftover" {
-		t.Fatalf("RWLayers = %q", got)
-	}
 	e.reopen(t)
-	got := e.store.ReleaseRWLayers(func(id string) bool { return id == "known" })
-	if len(got) != 1 || got[0] != "leftover" {
-		t.Fatalf("released %v", got)
-	}
-	if err := e.store.RemoveRWLayer("known"); err != nil {
+	if err := e.store.DiscardRWLayer("leftover"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.store.Delete("x", false, nil); err != nil {
 		t.Fatal(err)
 	}
+	if got := e.driverDirs(t); len(got) != 2 {
+		t.Fatalf("driver dirs %v: want the image's, held by \"known\", and known's", got)
+	}
+	if err := e.store.RemoveRWLayer("known"); err != nil {
+		t.Fatal(err)
+	}
 	if got := e.driverDirs(t); len(got) != 0 {
-		t.Errorf("driver dirs left after rmi: %v", got)
+		t.Errorf("driver dirs left after the last container went: %v", got)
 	}
 }

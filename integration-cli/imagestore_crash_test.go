@@ -419,7 +419,7 @@ func TestLeftoverRWLayerIsReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Start(t)
-	if !strings.Contains(d.Log(), "removing the writable layer of a container that does not exist") {
+	if !strings.Contains(d.Log(), "removing the writable layer of a container without a record") {
 		t.Errorf("the release was not logged")
 	}
 	checkImageStore(t, d)
