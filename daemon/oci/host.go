@@ -8,7 +8,6 @@ import (
 
 	"github.com/opencontainers/cgroups"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 )
 
 var (
@@ -48,30 +47,11 @@ func hostDevices() ([]specs.LinuxDevice, error) {
 		if p == "/dev/console" || p == "/dev/ptmx" {
 			return nil
 		}
-		var st unix.Stat_t
-		if unix.Lstat(p, &st) != nil {
-			return nil
+		dev, err := deviceAt(p)
+		if err != nil {
+			return nil // not a device node, or gone
 		}
-		var typ string
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFCHR:
-			typ = "c"
-		case unix.S_IFBLK:
-			typ = "b"
-		default:
-			return nil
-		}
-		mode := os.FileMode(st.Mode & 0o7777)
-		uid, gid := st.Uid, st.Gid
-		out = append(out, specs.LinuxDevice{
-			Path:     p,
-			Type:     typ,
-			Major:    int64(unix.Major(st.Rdev)),
-			Minor:    int64(unix.Minor(st.Rdev)),
-			FileMode: &mode,
-			UID:      &uid,
-			GID:      &gid,
-		})
+		out = append(out, dev)
 		return nil
 	})
 	return out, err
