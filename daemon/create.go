@@ -40,7 +40,9 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	cfg := *p.Config
 	runconfig.MergeImageConfig(&cfg, img.Config.Config)
 	path, args := runconfig.Command(&cfg)
-	if path == "" {
+	// As in Docker, only a command that is missing altogether is refused:
+	// Cmd [""] is created (and fails at start, as it does in Docker).
+	if len(cfg.Entrypoint) == 0 && len(cfg.Cmd) == 0 {
 		return resp, errdefs.InvalidParameter(fmt.Errorf("no command specified"))
 	}
 	hc := p.HostConfig
@@ -126,6 +128,12 @@ func (d *Daemon) newContainer(name string) (*container.Container, error) {
 func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	var warnings []string
 	hc := p.HostConfig
+	if err := runconfig.ValidateConfig(p.Config); err != nil {
+		return nil, err
+	}
+	if err := runconfig.ValidateTmpfs(hc.Tmpfs); err != nil {
+		return nil, err
+	}
 	switch p.InitSystem {
 	case "":
 	case "systemd":

@@ -1,0 +1,111 @@
+//go:build integration
+
+package integrationcli
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// refusedCreate is a create body Docker refuses, with Docker's status and
+// a part of its message (moby's integration/container/create_test.go).
+type refusedCreate struct {
+	name, body string
+	status     int
+	want       string
+}
+
+// Create refuses what Docker refuses, with Docker's status and message,
+// and leaves nothing behind.
+func TestCreateRefusedAsDocker(t *testing.T) {
+	cases := []refusedCreate{
+		{"env empty", `{"Image":"busybox","Env":[""]}`, 400, "invalid environment variable: "},
+		{"env =", `{"Image":"busybox","Env":["="]}`, 400, "invalid environment variable: ="},
+		{"env =foo", `{"Image":"busybox","Env":["A=1","=foo"]}`, 400, "invalid environment variable: =foo"},
+		{"tmpfs .", `{"Image":"busybox","HostConfig":{"Tmpfs":{".":""}}}`, 400, "invalid mount path: '.' mount path must be absolute"},
+		{"tmpfs foo", `{"Image":"busybox","HostConfig":{"Tmpfs":{"foo":""}}}`, 400, "invalid mount path: 'foo' mount path must be absolute"},
+		{"tmpfs /", `{"Image":"busybox","HostConfig":{"Tmpfs":{"/":""}}}`, 400, "invalid specification: destination can't be '/'"},
+		{"tmpfs //", `{"Image":"busybox","HostConfig":{"Tmpfs":{"//":""}}}`, 400, "invalid specification: destination can't be '/'"},
+		{"workdir relative", `{"Image":"busybox","WorkingDir":"tmp"}`, 400, "the working directory 'tmp' is invalid, it needs to be an absolute path"},
+		{"health interval negative", `{"Image":"busybox","Healthcheck":{"Interval":-10000000,"Timeout":1000000000,"Retries":1000}}`, 400, "Interval in Healthcheck cannot be less than 1ms"},
+		{"health interval 500us", `{"Image":"busybox","Healthcheck":{"Interval":500000,"Timeout":1000000000,"Retries":1000}}`, 400, "Interval in Healthcheck cannot be less than 1ms"},
+		{"health timeout negative", `{"Image":"busybox","Healthcheck":{"Interval":1000000000,"Timeout":-100000000,"Retries":1000}}`, 400, "Timeout in Healthcheck cannot be less than 1ms"},
+		{"health retries negative", `{"Image":"busybox","Healthcheck":{"Interval":1000000000,"Timeout":1000000000,"Retries":-10}}`, 400, "Retries in Healthcheck cannot be negative"},
+		{"health start period", `{"Image":"busybox","Healthcheck":{"Interval":1000000000,"Timeout":1000000000,"Retries":1000,"StartPeriod":100000}}`, 400, "StartPeriod in Healthcheck cannot be less than 1ms"},
+		{"health start interval", `{"Image":"busybox","Healthcheck":{"Interval":1000000000,"Timeout":1000000000,"Retries":1000,"StartPeriod":1000000000,"StartInterval":100000}}`, 400, "StartInterval in Healthcheck cannot be less than 1ms"},
+	}
+	cases = append(cases, laterRefusedCreates...)
+	before := allIDs(t)
+	for _, c := range cases {
+		status, resp := apiDo(t, "POST", "/v1.51/containers/create", c.body)
+		var msg struct{ Message string }
+		json.Unmarshal([]byte(resp), &msg)
+		if status != c.status || !strings.Contains(msg.Message, c.want) {
+			t.Errorf("%s: %s: got %d %s; want %d containing %q", c.name, c.body, status, resp, c.status, c.want)
+		}
+	}
+	if after := allIDs(t); !slices.Equal(before, after) {
+		t.Errorf("docker ps -a changed: before %v, after %v", before, after)
+	}
+}
+
+// laterRefusedCreates are the cases of the items after the first four.
+var laterRefusedCreates []refusedCreate
+
+// createOK creates a container through the API and returns its ID and
+// the create response's warnings.
+func createOK(t *testing.T, body string) (string, []string) {
+	t.Helper()
+	status, resp := apiDo(t, "POST", "/v1.51/containers/create", body)
+	var r struct {
+		ID       string
+		Warnings []string
+	}
+	json.Unmarshal([]byte(resp), &r)
+	if status != 201 || r.ID == "" {
+		t.Fatalf("create %s: got %d %s; want 201", body, status, resp)
+	}
+	remember(r.ID)
+	t.Cleanup(func() { apiDo(t, "DELETE", "/v1.51/containers/"+r.ID+"?force=1", "") })
+	return r.ID, r.Warnings
+}
+
+func inspectConfig(t *testing.T, id string) (cfg struct {
+	WorkingDir string
+	Cmd        []string
+}) {
+	t.Helper()
+	status, resp := apiDo(t, "GET", "/v1.51/containers/"+id+"/json", "")
+	var r struct{ Config json.RawMessage }
+	if err := json.Unmarshal([]byte(resp), &r); status != 200 || err != nil {
+		t.Fatalf("inspect %s: %d %s", id, status, resp)
+	}
+	json.Unmarshal(r.Config, &cfg)
+	return cfg
+}
+
+// What Docker accepts, we accept: Cmd [""] (which fails at start, as in
+// Docker) and a working directory with a trailing slash (recorded cleaned).
+func TestCreateAcceptedAsDocker(t *testing.T) {
+	t.Run("cmd empty string", func(t *testing.T) {
+		id, _ := createOK(t, `{"Image":"busybox","Cmd":[""]}`)
+		if cfg := inspectConfig(t, id); !slices.Equal(cfg.Cmd, []string{""}) {
+			t.Errorf("Cmd: got %q", cfg.Cmd)
+		}
+		if status, resp := apiDo(t, "POST", "/v1.51/containers/"+id+"/start", ""); status < 400 || status == 500 {
+			t.Errorf("start of Cmd [\"\"]: got %d %s; want a 4xx", status, resp)
+		}
+	})
+	t.Run("workdir cleaned", func(t *testing.T) {
+		id, _ := createOK(t, `{"Image":"busybox","Cmd":["pwd"],"WorkingDir":"/tmp/"}`)
+		if cfg := inspectConfig(t, id); cfg.WorkingDir != "/tmp" {
+			t.Errorf("WorkingDir: got %q; want /tmp", cfg.WorkingDir)
+		}
+		r := shared.MustCLI(t, "start", "-a", id)
+		if strings.TrimSpace(r) != "/tmp" {
+			t.Errorf("pwd: got %q; want /tmp", r)
+		}
+	})
+}
