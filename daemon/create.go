@@ -194,6 +194,11 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 			}
 		}
 	}
+	// Health checks are recorded (inspect shows them) but not run: say
+	// so rather than ignore them silently (docs/differences.md).
+	if h := p.Config.Healthcheck; h != nil && len(h.Test) > 0 && h.Test[0] != "NONE" {
+		warnings = append(warnings, "health checks are not run by this engine yet: the container will have no health status")
+	}
 	if hc.RestartPolicy.Name != "" && hc.RestartPolicy.Name != "no" {
 		warnings = append(warnings, "restart policies are not applied by this engine yet")
 	}

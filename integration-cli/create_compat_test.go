@@ -73,8 +73,9 @@ func createOK(t *testing.T, body string) (string, []string) {
 }
 
 func inspectConfig(t *testing.T, id string) (cfg struct {
-	WorkingDir string
-	Cmd        []string
+	WorkingDir  string
+	Cmd         []string
+	Healthcheck *struct{ Test []string }
 }) {
 	t.Helper()
 	status, resp := apiDo(t, "GET", "/v1.51/containers/"+id+"/json", "")
@@ -87,7 +88,8 @@ func inspectConfig(t *testing.T, id string) (cfg struct {
 }
 
 // What Docker accepts, we accept: Cmd [""] (which fails at start, as in
-// Docker) and a working directory with a trailing slash (recorded cleaned).
+// Docker), a working directory with a trailing slash (recorded cleaned),
+// a valid health check (recorded, with a warning that it is not run).
 func TestCreateAcceptedAsDocker(t *testing.T) {
 	t.Run("cmd empty string", func(t *testing.T) {
 		id, _ := createOK(t, `{"Image":"busybox","Cmd":[""]}`)
@@ -106,6 +108,19 @@ func TestCreateAcceptedAsDocker(t *testing.T) {
 		r := shared.MustCLI(t, "start", "-a", id)
 		if strings.TrimSpace(r) != "/tmp" {
 			t.Errorf("pwd: got %q; want /tmp", r)
+		}
+	})
+	t.Run("healthcheck valid", func(t *testing.T) {
+		id, warnings := createOK(t, `{"Image":"busybox","Cmd":["true"],"Healthcheck":{"Test":["CMD","true"],"Interval":1000000000,"Retries":3}}`)
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "health checks are not run") {
+			t.Errorf("warnings: got %q; want one saying health checks are not run", warnings)
+		}
+		if cfg := inspectConfig(t, id); cfg.Healthcheck == nil || !slices.Equal(cfg.Healthcheck.Test, []string{"CMD", "true"}) {
+			t.Errorf("Healthcheck not recorded: %+v", cfg.Healthcheck)
+		}
+		_, warnings = createOK(t, `{"Image":"busybox","Cmd":["true"],"Healthcheck":{"Test":["NONE"]}}`)
+		if len(warnings) != 0 {
+			t.Errorf("HEALTHCHECK NONE: warnings %q", warnings)
 		}
 	})
 }
