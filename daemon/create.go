@@ -147,6 +147,12 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	default:
 		return nil, errdefs.NotFound(fmt.Errorf("network %s not found", mode))
 	}
+	if err := d.validateLinks(hc.Links); err != nil {
+		return nil, err
+	}
+	if err := d.validatePidMode(hc.PidMode); err != nil {
+		return nil, err
+	}
 	if len(hc.PortBindings) > 0 {
 		return nil, errdefs.NotImplemented(fmt.Errorf("publishing ports is not implemented by this engine yet"))
 	}
@@ -203,6 +209,63 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 		warnings = append(warnings, "restart policies are not applied by this engine yet")
 	}
 	return warnings, nil
+}
+
+// validateLinks refuses legacy links as Docker does when the container
+// linked to is missing or the link malformed (400, Docker's messages), and
+// otherwise because this engine does not make links (501) rather than
+// ignore them.
+func (d *Daemon) validateLinks(links []string) error {
+	for _, l := range links {
+		name, err := linkName(l)
+		if err != nil {
+			return errdefs.InvalidParameter(err)
+		}
+		if _, err := d.containers.Get(name); err != nil {
+			if errdefs.IsNotFound(err) {
+				// Docker answers 400, not 404: a 404 would make the
+				// client say the image is missing.
+				return errdefs.InvalidParameter(fmt.Errorf("could not get container for %s: %w", name, err))
+			}
+			return fmt.Errorf("could not get container for %s: %w", name, err)
+		}
+	}
+	if len(links) > 0 {
+		return errdefs.NotImplemented(fmt.Errorf("links are not implemented by this engine yet"))
+	}
+	return nil
+}
+
+// linkName is the container a link "NAME[:ALIAS]" names; a link as a
+// container's record holds it ("/NAME:/CONTAINER/ALIAS") names NAME too.
+func linkName(link string) (string, error) {
+	if link == "" {
+		return "", fmt.Errorf("empty string specified for links")
+	}
+	parts := strings.Split(link, ":")
+	if len(parts) > 2 {
+		return "", fmt.Errorf("bad format for links: %s", link)
+	}
+	return strings.TrimPrefix(parts[0], "/"), nil
+}
+
+// validatePidMode refuses a PID mode Docker refuses (400): one that is
+// not "", "host" or "container:X", and "container:X" of a missing X.
+// Sharing another container's PID namespace is not built yet (501).
+func (d *Daemon) validatePidMode(mode containertypes.PidMode) error {
+	if !mode.Valid() {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid PID mode: %v", mode))
+	}
+	if !mode.IsContainer() {
+		return nil
+	}
+	if _, err := d.containers.Get(mode.Container()); err != nil {
+		if errdefs.IsNotFound(err) {
+			return errdefs.InvalidParameter(err)
+		}
+		return err
+	}
+	return errdefs.NotImplemented(fmt.Errorf("PID mode %q is not implemented by this engine yet", mode))
 }
 
 func validateLogConfig(lc containertypes.LogConfig) error {
