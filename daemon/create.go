@@ -171,7 +171,11 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 		}
 	}
 	for _, b := range hc.Binds {
-		if _, err := parseBind(b); err != nil {
+		m, err := parseBind(b)
+		if err != nil {
+			return nil, err
+		}
+		if err := bindDataRoot(&m, d.cfg.Root); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	containertypes "github.com/docker/docker/api/types/container"
@@ -74,6 +76,47 @@ func TestValidatePidMode(t *testing.T) {
 		}
 		if err == nil || err.Error() != tc.msg || errdefs.ClassOf(err) != tc.class {
 			t.Errorf("%q: got %v (%v); want %v %q", tc.mode, err, errdefs.ClassOf(err), tc.class, tc.msg)
+		}
+	}
+}
+
+func TestBindDataRoot(t *testing.T) {
+	const root = "/var/lib/docker"
+	for _, tc := range []struct {
+		bind string
+		opts []string // the options after the bind's own, or nil if refused
+	}{
+		{"/var/lib/docker:/foo", []string{"rslave"}},
+		{"/var/lib/docker/containers:/foo", []string{"rslave"}},
+		{"/var/lib:/foo", []string{"rslave"}},
+		{"/:/foo", []string{"rslave"}},
+		{"/var/lib/docker:/foo:rslave", []string{"rslave"}},
+		{"/var/lib/docker/x:/foo:ro,rshared", []string{"ro", "rshared"}},
+		{"/var/lib/docker:/foo:private", nil},
+		{"/var/lib/docker:/foo:rprivate", nil},
+		{"/var/lib/docker/containers:/foo:slave", nil},
+		{"/var/lib/docker:/foo:shared", nil},
+		{"/var/lib/docker2:/foo:private", []string{"private"}},
+		{"/srv:/foo:shared", []string{"shared"}},
+	} {
+		m, err := parseBind(tc.bind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(m.Options)
+		err = bindDataRoot(&m, root)
+		if tc.opts == nil {
+			if err == nil || !errdefs.IsInvalidParameter(err) || !strings.Contains(err.Error(), `invalid mount config: must use either propagation mode "rslave" or "rshared" when mount source is within the daemon root, daemon root: "/var/lib/docker"`) {
+				t.Errorf("%s: got %v; want Docker's refusal", tc.bind, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.bind, err)
+			continue
+		}
+		if got := m.Options[1:]; !slices.Equal(got, tc.opts) {
+			t.Errorf("%s: options %q (had %d); want rbind then %q", tc.bind, m.Options, n, tc.opts)
 		}
 	}
 }

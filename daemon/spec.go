@@ -138,6 +138,9 @@ func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount,
 		if err != nil {
 			return nil, err
 		}
+		if err := bindDataRoot(&m, d.cfg.Root); err != nil {
+			return nil, err
+		}
 		if _, err := os.Stat(m.Source); os.IsNotExist(err) {
 			// Docker creates a missing bind source as a directory.
 			if err := os.MkdirAll(m.Source, 0o755); err != nil {
@@ -185,6 +188,36 @@ func parseBind(b string) (specs.Mount, error) {
 		}
 	}
 	return m, nil
+}
+
+// bindDataRoot applies Docker's rule to a bind whose source is the data
+// root, inside it or above it: so that the container holds no private
+// reference to the daemon's own mounts (which would keep the daemon from
+// removing them), its propagation must be rslave or rshared; without one
+// it is made rslave, any other is refused with Docker's message.
+func bindDataRoot(m *specs.Mount, root string) error {
+	within := func(p, dir string) bool {
+		return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+	}
+	root = filepath.Clean(root)
+	if !within(m.Source, root) && !within(root, m.Source) {
+		return nil
+	}
+	propagation := ""
+	for _, o := range m.Options {
+		switch o {
+		case "private", "rprivate", "shared", "rshared", "slave", "rslave":
+			propagation = o
+		}
+	}
+	switch propagation {
+	case "":
+		m.Options = append(m.Options, "rslave")
+	case "rslave", "rshared":
+	default:
+		return errdefs.InvalidParameter(fmt.Errorf(`invalid mount config: must use either propagation mode "rslave" or "rshared" when mount source is within the daemon root, daemon root: %q, bind mount source: %q, propagation: %q`, root, m.Source, propagation))
+	}
+	return nil
 }
 
 // writeNetworkFiles writes /etc/hostname, /etc/hosts and /etc/resolv.conf

@@ -143,3 +143,36 @@ func TestCreateLinkAndPidContainerNotImplemented(t *testing.T) {
 		t.Errorf("docker ps -a changed: before %v, after %v", before, after)
 	}
 }
+
+// A bind of the data root (or of a directory in it) must be rslave or
+// rshared, as in Docker: without a propagation it is made rslave, any
+// other is refused (moby's TestMountDaemonRoot).
+func TestCreateBindDataRoot(t *testing.T) {
+	_, resp := apiDo(t, "GET", "/v1.51/info", "")
+	var info struct{ DockerRootDir string }
+	if err := json.Unmarshal([]byte(resp), &info); err != nil || info.DockerRootDir == "" {
+		t.Fatalf("info: %v %s", err, resp)
+	}
+	before := allIDs(t)
+	for _, src := range []string{info.DockerRootDir, info.DockerRootDir + "/containers"} {
+		for _, p := range []string{"private", "rprivate", "slave", "shared"} {
+			body := `{"Image":"busybox","Cmd":["true"],"HostConfig":{"Binds":["` + src + `:/foo:` + p + `"]}}`
+			status, resp := apiDo(t, "POST", "/v1.51/containers/create", body)
+			want := `invalid mount config: must use either propagation mode \"rslave\" or \"rshared\" when mount source is within the daemon root`
+			if status != 400 || !strings.Contains(resp, want) {
+				t.Errorf("%s: got %d %s; want 400 containing %s", body, status, resp, want)
+			}
+		}
+	}
+	if after := allIDs(t); !slices.Equal(before, after) {
+		t.Errorf("docker ps -a changed: before %v, after %v", before, after)
+	}
+	for _, p := range []string{"", ":rslave", ":rshared"} {
+		createOK(t, `{"Image":"busybox","Cmd":["true"],"HostConfig":{"Binds":["`+info.DockerRootDir+`:/foo`+p+`"]}}`)
+	}
+	// The default (rslave) starts: the bind is there.
+	id, _ := createOK(t, `{"Image":"busybox","Cmd":["grep"," /foo ","/proc/self/mountinfo"],"HostConfig":{"Binds":["`+info.DockerRootDir+`/containers:/foo"]}}`)
+	if out := shared.MustCLI(t, "start", "-a", id); !strings.Contains(out, "/containers /foo ") {
+		t.Errorf("/foo is not the bind of the data root's containers: %q", out)
+	}
+}
