@@ -134,6 +134,9 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if err := runconfig.ValidateTmpfs(hc.Tmpfs); err != nil {
 		return nil, err
 	}
+	if err := runconfig.ValidateCgroupnsMode(hc.CgroupnsMode); err != nil {
+		return nil, err
+	}
 	switch p.InitSystem {
 	case "":
 	case "systemd":

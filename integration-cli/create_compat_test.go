@@ -40,6 +40,8 @@ func TestCreateRefusedAsDocker(t *testing.T) {
 		{"pid mode invalid", `{"Image":"busybox","HostConfig":{"PidMode":"invalid"}}`, 400, "invalid PID mode: invalid"},
 		{"pid mode container without one", `{"Image":"busybox","HostConfig":{"PidMode":"container"}}`, 400, "invalid PID mode: container"},
 		{"pid mode of a missing container", `{"Image":"busybox","HostConfig":{"PidMode":"container:nosuchcontainer"}}`, 400, "No such container: nosuchcontainer"},
+		{"cgroupns unknown", `{"Image":"busybox","HostConfig":{"CgroupnsMode":"invalid"}}`, 400, "invalid cgroup namespace mode: invalid"},
+		{"cgroupns host", `{"Image":"busybox","HostConfig":{"CgroupnsMode":"host"}}`, 501, `cgroup namespace mode "host" is not implemented by this engine`},
 		{"health start interval", `{"Image":"busybox","Healthcheck":{"Interval":1000000000,"Timeout":1000000000,"Retries":1000,"StartPeriod":1000000000,"StartInterval":100000}}`, 400, "StartInterval in Healthcheck cannot be less than 1ms"},
 	}
 	before := allIDs(t)
@@ -101,6 +103,9 @@ func TestCreateAcceptedAsDocker(t *testing.T) {
 		if status, resp := apiDo(t, "POST", "/v1.51/containers/"+id+"/start", ""); status < 400 || status == 500 {
 			t.Errorf("start of Cmd [\"\"]: got %d %s; want a 4xx", status, resp)
 		}
+	})
+	t.Run("cgroupns private", func(t *testing.T) {
+		createOK(t, `{"Image":"busybox","Cmd":["true"],"HostConfig":{"CgroupnsMode":"private"}}`)
 	})
 	t.Run("workdir cleaned", func(t *testing.T) {
 		id, _ := createOK(t, `{"Image":"busybox","Cmd":["pwd"],"WorkingDir":"/tmp/"}`)

@@ -71,3 +71,16 @@ func ValidateTmpfs(tmpfs map[string]string) error {
 	}
 	return nil
 }
+
+// ValidateCgroupnsMode refuses a cgroup namespace mode Docker refuses (400,
+// Docker's message), and "host", which this engine does not give: every
+// container has a private cgroup namespace (501).
+func ValidateCgroupnsMode(mode containertypes.CgroupnsMode) error {
+	if !mode.Valid() {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid cgroup namespace mode: %v", mode))
+	}
+	if mode.IsHost() {
+		return errdefs.NotImplemented(fmt.Errorf("cgroup namespace mode %q is not implemented by this engine: every container has a private cgroup namespace", mode))
+	}
+	return nil
+}

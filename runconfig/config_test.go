@@ -85,3 +85,21 @@ func TestValidateTmpfs(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestValidateCgroupnsMode(t *testing.T) {
+	for mode, class := range map[containertypes.CgroupnsMode]errdefs.Class{
+		"":        errdefs.ClassUnknown,
+		"private": errdefs.ClassUnknown,
+		"host":    errdefs.ClassNotImplemented,
+		"invalid": errdefs.ClassInvalidParameter,
+		"Private": errdefs.ClassInvalidParameter,
+	} {
+		err := ValidateCgroupnsMode(mode)
+		if errdefs.ClassOf(err) != class || (class == errdefs.ClassUnknown) != (err == nil) {
+			t.Errorf("%q: got %v; want class %v", mode, err, class)
+		}
+		if class == errdefs.ClassInvalidParameter && err.Error() != "invalid cgroup namespace mode: "+string(mode) {
+			t.Errorf("%q: message %q", mode, err)
+		}
+	}
+}
