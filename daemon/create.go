@@ -32,6 +32,9 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	if err != nil {
 		return resp, err
 	}
+	if err := checkImagePlatform(p.Config.Image, img.Config.Platform, p.Platform); err != nil {
+		return resp, err
+	}
 	warnings, err := d.validateCreate(&p)
 	if err != nil {
 		return resp, err

@@ -4,6 +4,7 @@ package integrationcli
 
 import (
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -180,4 +181,48 @@ func TestCreateBindDataRoot(t *testing.T) {
 	if out := shared.MustCLI(t, "start", "-a", id); !strings.Contains(out, "/containers /foo ") {
 		t.Errorf("/foo is not the bind of the data root's containers: %q", out)
 	}
+}
+
+// ?platform= that the image does not provide is a 404 as in Docker
+// (moby's TestCreateDifferentPlatform); the image's own platform is
+// accepted; a malformed one is a 400.
+func TestCreatePlatform(t *testing.T) {
+	_, resp := apiDo(t, "GET", "/v1.51/images/busybox:latest/json", "")
+	var img struct{ Os, Architecture, Variant string }
+	if err := json.Unmarshal([]byte(resp), &img); err != nil || img.Os == "" || img.Architecture == "" {
+		t.Fatalf("image inspect: %v %s", err, resp)
+	}
+	plat := func(os, arch string) string {
+		p := os + "/" + arch
+		if img.Variant != "" {
+			p += "/" + img.Variant
+		}
+		return url.QueryEscape(p)
+	}
+	before := allIDs(t)
+	for _, c := range []struct {
+		platform string
+		status   int
+		want     string
+	}{
+		{plat(img.Os+"DifferentOS", img.Architecture), 404, "image with reference busybox:latest was found but its platform"},
+		{plat(img.Os, img.Architecture+"DifferentArch"), 404, "does not match the specified platform"},
+		{"linux%2Famd64%2Fx%2Fy", 400, "cannot parse platform specifier"},
+	} {
+		status, resp := apiDo(t, "POST", "/v1.51/containers/create?platform="+c.platform, `{"Image":"busybox:latest"}`)
+		if status != c.status || !strings.Contains(resp, c.want) {
+			t.Errorf("platform %s: got %d %s; want %d containing %q", c.platform, status, resp, c.status, c.want)
+		}
+	}
+	if after := allIDs(t); !slices.Equal(before, after) {
+		t.Errorf("docker ps -a changed: before %v, after %v", before, after)
+	}
+	status, resp := apiDo(t, "POST", "/v1.51/containers/create?platform="+plat(img.Os, img.Architecture), `{"Image":"busybox:latest","Cmd":["true"]}`)
+	var r struct{ ID string }
+	json.Unmarshal([]byte(resp), &r)
+	if status != 201 {
+		t.Fatalf("create with the image's own platform: %d %s", status, resp)
+	}
+	remember(r.ID)
+	apiDo(t, "DELETE", "/v1.51/containers/"+r.ID+"?force=1", "")
 }
