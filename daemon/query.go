@@ -8,6 +8,7 @@ import (
 
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/storage"
 
@@ -155,11 +156,56 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 	return &backend.ContainerInspect{
 		InspectResponse: &containertypes.InspectResponse{
 			ContainerJSONBase: base,
-			Mounts:            []containertypes.MountPoint{},
+			Mounts:            bindMountPoints(c.HostConfig.Binds),
 			NetworkSettings: &containertypes.NetworkSettings{
-				Networks: map[string]*network.EndpointSettings{},
+				Networks: inspectNetworks(c.HostConfig.NetworkMode),
 			},
 		},
 		Config: &backend.ConfigWithInit{Config: c.Config, Init: c.InitSystem},
 	}, nil
+}
+
+// bindMountPoints lists the container's binds as Docker's inspect shows
+// them: Mode is the mode the user wrote, RW false only for "ro", and the
+// propagation the one given or Docker's default, rprivate.
+func bindMountPoints(binds []string) []containertypes.MountPoint {
+	out := []containertypes.MountPoint{}
+	for _, b := range binds {
+		m, err := parseBind(b)
+		if err != nil {
+			continue // refused at create; an old record keeps its other binds
+		}
+		mp := containertypes.MountPoint{
+			Type:        mount.TypeBind,
+			Source:      m.Source,
+			Destination: m.Destination,
+			RW:          true,
+			Propagation: mount.PropagationRPrivate,
+		}
+		if parts := strings.Split(b, ":"); len(parts) == 3 {
+			mp.Mode = parts[2]
+		}
+		for _, o := range strings.Split(mp.Mode, ",") {
+			switch o {
+			case "ro":
+				mp.RW = false
+			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
+				mp.Propagation = mount.Propagation(o)
+			}
+		}
+		out = append(out, mp)
+	}
+	return out
+}
+
+// inspectNetworks is NetworkSettings.Networks: the host and none modes
+// are networks of their own in Docker, listed by their name with an
+// endpoint that has no address.
+func inspectNetworks(mode containertypes.NetworkMode) map[string]*network.EndpointSettings {
+	nets := map[string]*network.EndpointSettings{}
+	switch mode {
+	case "host", "none":
+		nets[string(mode)] = &network.EndpointSettings{}
+	}
+	return nets
 }
