@@ -17,7 +17,7 @@ import (
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
-var psFilters = map[string]bool{"name": true, "status": true, "label": true, "id": true, "ancestor": true, "exited": true}
+var psFilters = map[string]bool{"name": true, "status": true, "label": true, "id": true, "ancestor": true, "exited": true, "before": true, "since": true}
 
 // ContainerList serves `docker ps`.
 func (d *Daemon) ContainerList(ctx context.Context, opts backend.ListOptions) ([]*containertypes.Summary, error) {
@@ -33,10 +33,35 @@ func (d *Daemon) ContainerList(ctx context.Context, opts backend.ListOptions) ([
 	}
 	// -n implies -a, and so does asking for a status, as in Docker.
 	all := opts.All || opts.Limit > 0 || opts.Filters.Contains("status") || opts.Filters.Contains("exited")
+	// before and since name a container (by ID, ID prefix or name; given
+	// twice, one of them counts, as in Docker): the list is newest first, so
+	// "before" skips up to and including it and "since" stops there.
+	var before, since string
+	for _, k := range []struct {
+		key string
+		id  *string
+	}{{"before", &before}, {"since", &since}} {
+		for _, v := range opts.Filters.Get(k.key) {
+			c, err := d.containers.Get(v)
+			if err != nil {
+				return nil, err
+			}
+			*k.id = c.ID
+		}
+	}
 	out := []*containertypes.Summary{}
 	now := time.Now()
 	for _, c := range d.containers.List() {
 		if opts.Limit > 0 && len(out) >= opts.Limit {
+			break
+		}
+		if before != "" {
+			if c.ID == before {
+				before = ""
+			}
+			continue
+		}
+		if since != "" && c.ID == since {
 			break
 		}
 		c.Lock()

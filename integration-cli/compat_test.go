@@ -4,8 +4,11 @@ package integrationcli
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/system"
@@ -100,5 +103,53 @@ func TestInfoSystemTime(t *testing.T) {
 	var info system.Info
 	if code != 200 || json.Unmarshal([]byte(body), &info) != nil || info.SystemTime == "" {
 		t.Fatalf("info: %d %s", code, body)
+	}
+}
+
+// ps -f before=X lists the containers created before X, since=X those
+// created after it, X named by name or ID; an unknown X is an error.
+func TestPsSinceBefore(t *testing.T) {
+	var ids []string
+	for i := 0; i < 3; i++ {
+		id := strings.TrimSpace(shared.MustCLI(t, "create", "--name", fmt.Sprintf("sb-%d-%d", i, time.Now().UnixNano()), "busybox", "true"))
+		defer shared.CLI("rm", "-f", id)
+		ids = append(ids, id)
+		time.Sleep(10 * time.Millisecond)
+	}
+	name := func(i int) string {
+		return strings.TrimPrefix(inspectAPI(t, "1.51", ids[i]).Name, "/")
+	}
+	ps := func(filters ...string) []string {
+		args := []string{"ps", "-aq", "--no-trunc"}
+		for _, f := range filters {
+			args = append(args, "-f", f)
+		}
+		var in []string
+		for _, id := range strings.Fields(shared.MustCLI(t, args...)) {
+			if slices.Contains(ids, id) {
+				in = append(in, id)
+			}
+		}
+		return in
+	}
+	for _, ref := range []string{ids[1], ids[1][:12], name(1)} {
+		if got := ps("since=" + ref); !slices.Equal(got, []string{ids[2]}) {
+			t.Errorf("since=%s: %v, want %v", ref, got, ids[2:3])
+		}
+		if got := ps("before=" + ref); !slices.Equal(got, []string{ids[0]}) {
+			t.Errorf("before=%s: %v, want %v", ref, got, ids[0:1])
+		}
+	}
+	if got := ps("since="+ids[0], "before="+ids[2]); !slices.Equal(got, []string{ids[1]}) {
+		t.Errorf("since and before: %v, want %v", got, ids[1:2])
+	}
+	if r := shared.CLI("ps", "-a", "-f", "since=nosuchcontainer"); r.Code == 0 || !strings.Contains(r.Stderr, "No such container") {
+		t.Errorf("since an unknown container: %s", r)
+	}
+	// Without -a only running containers are listed, as always.
+	for _, id := range strings.Fields(shared.MustCLI(t, "ps", "-q", "--no-trunc", "-f", "since="+ids[0])) {
+		if slices.Contains(ids, id) {
+			t.Errorf("ps -q since lists a created container without -a: %s", id)
+		}
 	}
 }
