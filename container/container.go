@@ -58,6 +58,10 @@ type Container struct {
 	// RestartCount is kept for the API's benefit; restart policies are not
 	// applied by this engine yet.
 	RestartCount int
+	// ManualRestart is set (under the lock) while `docker restart` stops
+	// and starts the container again: the exit it causes is not the end
+	// of an auto-remove container (Docker's HasBeenManuallyRestarted).
+	ManualRestart bool `json:"-"`
 }
 
 // New makes a container record in root (the containers directory).

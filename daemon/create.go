@@ -52,6 +52,11 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	if hc.NetworkMode == "" {
 		hc.NetworkMode = "default"
 	}
+	// Docker's default IPC mode; clients older than 1.40 are given
+	// "shareable", the old default, by the API (as in Docker).
+	if hc.IpcMode == "" {
+		hc.IpcMode = containertypes.IPCModePrivate
+	}
 	if hc.LogConfig.Type == "" {
 		hc.LogConfig.Type = d.cfg.LogDriver
 		if len(hc.LogConfig.Config) == 0 {

@@ -78,33 +78,71 @@ func (d *Daemon) stop(ctx context.Context, c *container.Container, sigName strin
 		slog.Debug("stop signal not delivered", "id", c.ID, "err", err)
 	}
 	crashpoint.Hit("stop-after-signal")
-	if secs >= 0 {
-		select {
-		case <-exited:
-			return nil
-		case <-time.After(time.Duration(secs) * time.Second):
-			slog.Info("container did not stop in time; killing it", "id", c.ID, "signal", signal.Name(sig), "timeout", secs)
-		case <-ctx.Done():
-			return ctx.Err()
+	// Once signalled, the stop runs to its end whatever becomes of the
+	// request, as in Docker: a client that goes away (or times out) must
+	// not leave the container signalled but never killed.
+	done := make(chan error, 1)
+	go func() {
+		if secs >= 0 {
+			select {
+			case <-exited:
+				done <- nil
+				return
+			case <-time.After(time.Duration(secs) * time.Second):
+				slog.Info("container did not stop in time; killing it", "id", c.ID, "signal", signal.Name(sig), "timeout", secs)
+			}
+			if err := task.Signal(syscall.SIGKILL); err != nil {
+				slog.Debug("SIGKILL not delivered", "id", c.ID, "err", err)
+			}
+			select {
+			case <-exited:
+				done <- nil
+			case <-time.After(killTimeout):
+				done <- fmt.Errorf("container %s did not exit %s after SIGKILL", c.ID, killTimeout)
+			}
+			return
 		}
-		if err := task.Signal(syscall.SIGKILL); err != nil {
-			slog.Debug("SIGKILL not delivered", "id", c.ID, "err", err)
-		}
-	}
+		<-exited // a negative timeout waits for the exit, as Docker's
+		done <- nil
+	}()
 	select {
-	case <-exited:
-		return nil
+	case err := <-done:
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
 // ContainerRestart stops the container (if running) and starts it again.
+// The restart is carried out even if the request is cancelled (Docker's
+// behaviour since 25.0), and the exit it causes does not remove an
+// auto-remove container.
 func (d *Daemon) ContainerRestart(ctx context.Context, name string, opts containertypes.StopOptions) error {
 	c, err := d.containers.Get(name)
 	if err != nil {
 		return err
 	}
+	done := make(chan error, 1)
+	go func() {
+		done <- d.restart(context.WithoutCancel(ctx), c, opts)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *Daemon) restart(ctx context.Context, c *container.Container, opts containertypes.StopOptions) error {
+	c.Lock()
+	c.ManualRestart = true
+	c.Unlock()
+	defer func() {
+		c.Lock()
+		c.ManualRestart = false
+		c.Unlock()
+	}()
 	if err := d.stop(ctx, c, opts.Signal, opts.Timeout); err != nil && !errdefs.IsNotModified(err) {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/storage"
 
@@ -16,7 +17,7 @@ import (
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
-var psFilters = map[string]bool{"name": true, "status": true, "label": true, "id": true, "ancestor": true, "exited": true}
+var psFilters = map[string]bool{"name": true, "status": true, "label": true, "id": true, "ancestor": true, "exited": true, "before": true, "since": true}
 
 // ContainerList serves `docker ps`.
 func (d *Daemon) ContainerList(ctx context.Context, opts backend.ListOptions) ([]*containertypes.Summary, error) {
@@ -32,10 +33,35 @@ func (d *Daemon) ContainerList(ctx context.Context, opts backend.ListOptions) ([
 	}
 	// -n implies -a, and so does asking for a status, as in Docker.
 	all := opts.All || opts.Limit > 0 || opts.Filters.Contains("status") || opts.Filters.Contains("exited")
+	// before and since name a container (by ID, ID prefix or name; given
+	// twice, one of them counts, as in Docker): the list is newest first, so
+	// "before" skips up to and including it and "since" stops there.
+	var before, since string
+	for _, k := range []struct {
+		key string
+		id  *string
+	}{{"before", &before}, {"since", &since}} {
+		for _, v := range opts.Filters.Get(k.key) {
+			c, err := d.containers.Get(v)
+			if err != nil {
+				return nil, err
+			}
+			*k.id = c.ID
+		}
+	}
 	out := []*containertypes.Summary{}
 	now := time.Now()
 	for _, c := range d.containers.List() {
 		if opts.Limit > 0 && len(out) >= opts.Limit {
+			break
+		}
+		if before != "" {
+			if c.ID == before {
+				before = ""
+			}
+			continue
+		}
+		if since != "" && c.ID == since {
 			break
 		}
 		c.Lock()
@@ -155,11 +181,56 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 	return &backend.ContainerInspect{
 		InspectResponse: &containertypes.InspectResponse{
 			ContainerJSONBase: base,
-			Mounts:            []containertypes.MountPoint{},
+			Mounts:            bindMountPoints(c.HostConfig.Binds),
 			NetworkSettings: &containertypes.NetworkSettings{
-				Networks: map[string]*network.EndpointSettings{},
+				Networks: inspectNetworks(c.HostConfig.NetworkMode),
 			},
 		},
 		Config: &backend.ConfigWithInit{Config: c.Config, Init: c.InitSystem},
 	}, nil
+}
+
+// bindMountPoints lists the container's binds as Docker's inspect shows
+// them: Mode is the mode the user wrote, RW false only for "ro", and the
+// propagation the one given or Docker's default, rprivate.
+func bindMountPoints(binds []string) []containertypes.MountPoint {
+	out := []containertypes.MountPoint{}
+	for _, b := range binds {
+		m, err := parseBind(b)
+		if err != nil {
+			continue // refused at create; an old record keeps its other binds
+		}
+		mp := containertypes.MountPoint{
+			Type:        mount.TypeBind,
+			Source:      m.Source,
+			Destination: m.Destination,
+			RW:          true,
+			Propagation: mount.PropagationRPrivate,
+		}
+		if parts := strings.Split(b, ":"); len(parts) == 3 {
+			mp.Mode = parts[2]
+		}
+		for _, o := range strings.Split(mp.Mode, ",") {
+			switch o {
+			case "ro":
+				mp.RW = false
+			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
+				mp.Propagation = mount.Propagation(o)
+			}
+		}
+		out = append(out, mp)
+	}
+	return out
+}
+
+// inspectNetworks is NetworkSettings.Networks: the host and none modes
+// are networks of their own in Docker, listed by their name with an
+// endpoint that has no address.
+func inspectNetworks(mode containertypes.NetworkMode) map[string]*network.EndpointSettings {
+	nets := map[string]*network.EndpointSettings{}
+	switch mode {
+	case "host", "none":
+		nets[string(mode)] = &network.EndpointSettings{}
+	}
+	return nets
 }

@@ -203,7 +203,7 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 	d.mu.Lock()
 	delete(d.tasks, c.ID)
 	d.mu.Unlock()
-	autoRemove := c.HostConfig.AutoRemove
+	autoRemove := c.HostConfig.AutoRemove && !c.ManualRestart
 	c.NotifyExit()
 	c.Unlock()
 	d.unregisterMachine(c)

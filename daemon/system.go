@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/swarm"
@@ -117,7 +118,8 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 		Warnings:           []string{},
 		// No swarm mode here: the node is never part of a swarm, which
 		// Docker reports as "inactive" (the CLI prints "Swarm: inactive").
-		Swarm: swarm.Info{LocalNodeState: swarm.LocalNodeStateInactive},
+		Swarm:      swarm.Info{LocalNodeState: swarm.LocalNodeStateInactive},
+		SystemTime: time.Now().Format(time.RFC3339Nano),
 	}}
 	info.NumberOfHooks = d.hookCount()
 	info.Plugins.Log = logger.Names()

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"syscall"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 
@@ -110,11 +112,34 @@ func (s *shim) start() error {
 	if s.started {
 		return errdefs.Conflict(errors.New("container already started"))
 	}
+	before, beforeErr := os.Stat(fmt.Sprintf("/proc/%d/exe", s.pid))
 	if err := s.container.Exec(); err != nil {
 		return classifyStartError(fmt.Errorf("starting container: %w", err))
 	}
 	s.started = true
+	if beforeErr == nil {
+		waitExeced(s.pid, before, time.Second)
+	}
 	return nil
+}
+
+// waitExeced waits (at most timeout) until the init process has exec'd
+// the container's program: libcontainer's Exec returns once the init read
+// its go-ahead, a moment before the exec. A signal sent in that moment
+// (a `docker stop` right after `docker run -d`) reaches the init before
+// the program could install its handler, and PID 1 ignores what it does
+// not handle: a shell's SIGTERM trap would never run. The program is
+// there once /proc/PID/exe is no longer the init's binary.
+func waitExeced(pid int, before os.FileInfo, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for delay := 100 * time.Microsecond; time.Now().Before(deadline); delay = min(2*delay, 5*time.Millisecond) {
+		fi, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil || !os.SameFile(fi, before) {
+			return // exec'd, or already gone
+		}
+		time.Sleep(delay)
+	}
+	slog.Warn("shim: the container's program was not exec'd in time", "pid", pid, "timeout", timeout)
 }
 
 func (s *shim) signal(sig syscall.Signal) error {

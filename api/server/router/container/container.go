@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/versions"
 
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/api/server/httputils"
@@ -89,6 +90,10 @@ func (c *containerRouter) create(ctx context.Context, w http.ResponseWriter, r *
 	}
 	if p.HostConfig == nil {
 		p.HostConfig = &containertypes.HostConfig{}
+	}
+	// Clients older than 1.40 expect the default IPC mode they knew.
+	if v := httputils.VersionFromContext(ctx); v != "" && versions.LessThan(v, "1.40") && p.HostConfig.IpcMode == "" {
+		p.HostConfig.IpcMode = containertypes.IPCModeShareable
 	}
 	resp, err := c.b.ContainerCreate(ctx, p)
 	if err != nil {
