@@ -134,12 +134,21 @@ func TestDiskFull(t *testing.T) {
 	if torn > 0 {
 		t.Errorf("%d torn lines in the json log", torn)
 	}
+	// The kill can cut `yes` mid-line: its last entry is then a partial
+	// one, printed without a newline, as Docker prints it.
+	entries := func(out string) int {
+		n := strings.Count(out, "\n")
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			n++
+		}
+		return n
+	}
 	r := d.CLI("logs", "--tail", "3", chatty)
-	if r.Code != 0 || strings.Count(r.Stdout, "\n") != 3 {
+	if r.Code != 0 || entries(r.Stdout) != 3 {
 		t.Errorf("docker logs --tail 3 on the full disk: %s", r)
 	}
-	if r := d.CLI("logs", chatty); r.Code != 0 || strings.Count(r.Stdout, "\n") != lines {
-		t.Errorf("docker logs on the full disk: exit %d, %d lines of %d; stderr: %s", r.Code, strings.Count(r.Stdout, "\n"), lines, r.Stderr)
+	if r := d.CLI("logs", chatty); r.Code != 0 || entries(r.Stdout) != lines {
+		t.Errorf("docker logs on the full disk: exit %d, %d entries of %d; stderr: %s", r.Code, entries(r.Stdout), lines, r.Stderr)
 	}
 
 	// rm on the full disk.
