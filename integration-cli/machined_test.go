@@ -3,12 +3,14 @@
 package integrationcli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,7 +123,16 @@ func removeCgroupDirs(t *testing.T, rel ...string) {
 			dirs = append(dirs, "/sys/fs/cgroup/"+r)
 		}
 		for _, d := range dirs {
-			if err := os.Remove(d); err != nil && !os.IsNotExist(err) {
+			// The kernel may still be freeing a child that was just
+			// removed: EBUSY for a moment, then gone.
+			var err error
+			for i := 0; i < 50; i++ {
+				if err = os.Remove(d); err == nil || os.IsNotExist(err) || !errors.Is(err, syscall.EBUSY) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if err != nil && !os.IsNotExist(err) {
 				t.Errorf("cgroup left behind: %s: %v", d, err)
 			}
 		}
