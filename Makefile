@@ -5,7 +5,7 @@ TAGS     := seccomp
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/sdengine/engine/daemon.GitCommit=$(COMMIT)
 
-.PHONY: all binaries bin/dockerd bin/docker bin/docker-shim test unit integration lint demo clean
+.PHONY: all binaries bin/dockerd bin/docker bin/docker-shim test unit integration lint demo compat clean
 
 all: binaries
 
@@ -39,6 +39,11 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS)' ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS) integration' ./integration-cli/
 	! $(GO) list -tags '$(TAGS)' -test -deps ./image/... | grep 'sdengine/engine/daemon/'
+
+# moby v28.5.2's own API integration tests against a private dockerd
+# (hack/compat/run; not part of `make test`). Writes hack/compat/results/.
+compat: binaries
+	hack/compat/run
 
 # Build, start dockerd on its default paths, make the busybox image, run it.
 demo:
