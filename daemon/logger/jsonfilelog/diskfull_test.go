@@ -220,15 +220,8 @@ func TestFollowerSkipsCutFragment(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	got := make(chan string, 10)
 	done := make(chan struct{})
-	errc := make(chan error, 1)
-	go func() {
-		errc <- Read(ctx, p, ReadOptions{Follow: true, Tail: -1}, done, func(m Message) error {
-			got <- string(m.Line)
-			return nil
-		})
-	}()
+	got, errc := follow(ctx, p, -1, done)
 	for _, want := range lines(0, 2) {
 		if g := <-got; g != want {
 			t.Fatalf("got %q want %q", g, want)

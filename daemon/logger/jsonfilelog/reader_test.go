@@ -106,15 +106,8 @@ func TestTornLastLine(t *testing.T) {
 	// Following, the torn line is delivered once the writer completes it.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	got := make(chan string, 10)
 	done := make(chan struct{})
-	errc := make(chan error, 1)
-	go func() {
-		errc <- Read(ctx, p, ReadOptions{Follow: true, Tail: -1}, done, func(m Message) error {
-			got <- string(m.Line)
-			return nil
-		})
-	}()
+	got, errc := follow(ctx, p, -1, done)
 	for _, want := range lines(0, 2) {
 		if g := <-got; g != want {
 			t.Fatalf("got %q want %q", g, want)
@@ -171,14 +164,7 @@ func TestFollowConcurrentWriter(t *testing.T) {
 func TestFollowWaitsForCreationAndCancel(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
 	ctx, cancel := context.WithCancel(context.Background())
-	got := make(chan string, 10)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- Read(ctx, p, ReadOptions{Follow: true, Tail: 0}, nil, func(m Message) error {
-			got <- string(m.Line)
-			return nil
-		})
-	}()
+	got, errc := follow(ctx, p, 0, nil)
 	time.Sleep(100 * time.Millisecond)
 	w, _ := New(p, nil)
 	defer w.Close()
@@ -281,4 +267,18 @@ func BenchmarkTail(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// follow reads the log at p in follow mode in the background, sending each
+// line on got; the returned channel carries Read's result.
+func follow(ctx context.Context, p string, tail int, done <-chan struct{}) (got chan string, errc chan error) {
+	got = make(chan string, 10)
+	errc = make(chan error, 1)
+	go func() {
+		errc <- Read(ctx, p, ReadOptions{Follow: true, Tail: tail}, done, func(m Message) error {
+			got <- string(m.Line)
+			return nil
+		})
+	}()
+	return got, errc
 }
