@@ -14,8 +14,6 @@ import (
 	"github.com/opencontainers/cgroups/systemd"
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
-
-	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 )
 
 // A container's cgroups come in two levels, as systemd-nspawn and machined
@@ -74,27 +72,6 @@ func createLimits(cg *cgroups.Cgroup) (cgroups.Manager, error) {
 		return nil, fmt.Errorf("set container limits: %w", err)
 	}
 	return m, nil
-}
-
-// limitsOf describes the limits cgroup of a libcontainer config. The
-// payload keeps a copy of the limits: programs in the container (a JVM
-// sizing its heap, a runtime counting CPUs) read them from their own
-// cgroup, as in Docker. The copy is only for them to read: the container
-// cannot write it either (read-only controllers on v1, the namespace
-// root's files on v2), and whatever happened to it, the limits cgroup
-// above still holds.
-func limitsOf(config *configs.Config, useSystemd bool) (*cgroups.Cgroup, error) {
-	return shimproto.LimitsCgroup(configCgroupsPath(config, useSystemd), useSystemd, config.Cgroups.Resources)
-}
-
-// configCgroupsPath gives back the spec-form cgroupsPath of a libcontainer
-// config made by specconv.
-func configCgroupsPath(config *configs.Config, useSystemd bool) string {
-	c := config.Cgroups
-	if useSystemd {
-		return c.Parent + ":" + c.ScopePrefix + ":" + c.Name
-	}
-	return c.Path
 }
 
 const cgroupRoot = "/sys/fs/cgroup"

@@ -290,9 +290,14 @@ func (s *shim) run() int {
 
 // createCgroups makes the limits cgroup and leaves libcontainer the
 // payload cgroup below it (see cgroups.go), and confines the container's
-// view of the cgroup filesystem.
+// view of the cgroup filesystem. The payload keeps a copy of the limits:
+// programs in the container (a JVM sizing its heap, a runtime counting
+// CPUs) read them from their own cgroup, as in Docker. The copy is only for
+// them to read: the container cannot write it either (read-only
+// controllers on v1, the namespace root's files on v2), and whatever
+// happened to it, the limits cgroup above still holds.
 func (s *shim) createCgroups(config *configs.Config) error {
-	limits, err := limitsOf(config, s.opts.SystemdCgroup)
+	limits, err := shimproto.LimitsCgroup(s.spec.Linux.CgroupsPath, s.opts.SystemdCgroup, config.Cgroups.Resources)
 	if err != nil {
 		return errdefs.InvalidParameter(err)
 	}
