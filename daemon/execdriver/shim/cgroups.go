@@ -11,7 +11,6 @@ import (
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/manager"
-	"github.com/opencontainers/cgroups/systemd"
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
 )
@@ -37,25 +36,9 @@ import (
 //	          limits:  machine-docker-<id>.slice (a slice holds no process,
 //	          so systemd can create it empty, before the container exists)
 //
-// That derivation is shimproto.LimitsCgroup: the driver removes the limits
-// cgroup itself (shimproto.DestroyLimits) when the shim died before it
-// could.
-
-// payloadRelPath is the payload cgroup's path below each hierarchy's root.
-func payloadRelPath(cgroupsPath string, useSystemd bool) (string, error) {
-	if !useSystemd {
-		return path.Clean(cgroupsPath), nil
-	}
-	parts := strings.Split(cgroupsPath, ":")
-	if len(parts) != 3 {
-		return "", fmt.Errorf("systemd cgroupsPath %q: want slice:prefix:name", cgroupsPath)
-	}
-	dir, err := systemd.ExpandSlice(parts[0])
-	if err != nil {
-		return "", err
-	}
-	return path.Join(dir, parts[1]+"-"+parts[2]+".scope"), nil
-}
+// Both derivations are in shimproto (LimitsCgroup, PayloadRelPath): the
+// driver removes the limits cgroup itself (shimproto.DestroyLimits) when
+// the shim died before it could.
 
 // createLimits makes the limits cgroup and writes the limits into it.
 func createLimits(cg *cgroups.Cgroup) (cgroups.Manager, error) {

@@ -301,7 +301,7 @@ func (s *shim) createCgroups(config *configs.Config) error {
 	if err != nil {
 		return errdefs.InvalidParameter(err)
 	}
-	payload, err := payloadRelPath(s.spec.Linux.CgroupsPath, s.opts.SystemdCgroup)
+	payload, err := shimproto.PayloadRelPath(s.spec.Linux.CgroupsPath, s.opts.SystemdCgroup)
 	if err != nil {
 		return errdefs.InvalidParameter(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/manager"
+	"github.com/opencontainers/cgroups/systemd"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -39,6 +40,22 @@ func LimitsCgroup(cgroupsPath string, useSystemd bool, r *cgroups.Resources) (*c
 		return nil, fmt.Errorf("cgroupsPath %q: want an absolute path two levels deep or more", cgroupsPath)
 	}
 	return &cgroups.Cgroup{Path: path.Dir(p), Resources: res}, nil
+}
+
+// PayloadRelPath is the payload cgroup's path below each hierarchy's root.
+func PayloadRelPath(cgroupsPath string, useSystemd bool) (string, error) {
+	if !useSystemd {
+		return path.Clean(cgroupsPath), nil
+	}
+	parts := strings.Split(cgroupsPath, ":")
+	if len(parts) != 3 {
+		return "", fmt.Errorf("systemd cgroupsPath %q: want slice:prefix:name", cgroupsPath)
+	}
+	dir, err := systemd.ExpandSlice(parts[0])
+	if err != nil {
+		return "", err
+	}
+	return path.Join(dir, parts[1]+"-"+parts[2]+".scope"), nil
 }
 
 // parentSlice is the slice that contains slice: "a-b-c.slice" is in

@@ -42,3 +42,19 @@ func TestLimitsCgroupIsThePayloadsParent(t *testing.T) {
 		}
 	}
 }
+
+func TestPayloadRelPath(t *testing.T) {
+	for _, tc := range []struct {
+		path    string
+		systemd bool
+		want    string
+	}{
+		{"/docker/abc/payload", false, "/docker/abc/payload"},
+		{"machine-docker-abc.slice:docker:abc", true, "/machine.slice/machine-docker.slice/machine-docker-abc.slice/docker-abc.scope"},
+	} {
+		got, err := PayloadRelPath(tc.path, tc.systemd)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.path, got, err, tc.want)
+		}
+	}
+}
