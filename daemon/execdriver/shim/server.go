@@ -117,6 +117,7 @@ func (s *shim) start() error {
 		return classifyStartError(fmt.Errorf("starting container: %w", err))
 	}
 	s.started = true
+	s.startedAt = time.Now()
 	if beforeErr == nil {
 		waitExeced(s.pid, before, time.Second)
 	}
@@ -143,7 +144,10 @@ func waitExeced(pid int, before os.FileInfo, timeout time.Duration) {
 }
 
 func (s *shim) signal(sig syscall.Signal) error {
-	if err := s.container.Signal(sig); err != nil {
+	s.mu.Lock()
+	deadline := s.startedAt.Add(settleWindow)
+	s.mu.Unlock()
+	if err := signalWhenReady(s.pid, sig, deadline, func(sig syscall.Signal) error { return s.container.Signal(sig) }); err != nil {
 		if errors.Is(err, libcontainer.ErrNotRunning) {
 			return errdefs.Conflict(fmt.Errorf("container %s is not running", s.id))
 		}

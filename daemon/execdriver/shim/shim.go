@@ -94,12 +94,13 @@ type shim struct {
 	outputWG   sync.WaitGroup
 	outputDone chan struct{}
 
-	mu      sync.Mutex
-	started bool
-	execs   map[string]*shimExec
-	status  execdriver.ExitStatus
-	exited  chan struct{} // closed once the exit is recorded and the container destroyed
-	conns   sync.WaitGroup
+	mu        sync.Mutex
+	started   bool
+	startedAt time.Time // when the program was let run; zero before
+	execs     map[string]*shimExec
+	status    execdriver.ExitStatus
+	exited    chan struct{} // closed once the exit is recorded and the container destroyed
+	conns     sync.WaitGroup
 }
 
 // create sets up the container up to (not including) running the user's
