@@ -145,6 +145,15 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if err := runconfig.ValidateCgroupnsMode(hc.CgroupnsMode); err != nil {
 		return nil, err
 	}
+	if err := runconfig.ValidateNamespaceModes(hc); err != nil {
+		return nil, err
+	}
+	// Annotations are kept in the record and shown by inspect and list;
+	// they are not given to the runtime, where the shim reads annotations
+	// of its own (oci.ConsoleAnnotation).
+	if err := runconfig.ValidateAnnotations(hc.Annotations); err != nil {
+		return nil, err
+	}
 	switch p.InitSystem {
 	case "":
 	case "systemd":

@@ -128,6 +128,7 @@ func (d *Daemon) summary(c *container.Container, now time.Time, all bool, f filt
 		s.Labels = map[string]string{}
 	}
 	s.HostConfig.NetworkMode = string(c.HostConfig.NetworkMode)
+	s.HostConfig.Annotations = c.HostConfig.Annotations
 	return s, true
 }
 
@@ -225,12 +226,12 @@ func bindMountPoints(binds []string) []containertypes.MountPoint {
 
 // inspectNetworks is NetworkSettings.Networks: the host and none modes
 // are networks of their own in Docker, listed by their name with an
-// endpoint that has no address.
+// endpoint that has no address, on the network GET /networks lists.
 func inspectNetworks(mode containertypes.NetworkMode) map[string]*network.EndpointSettings {
 	nets := map[string]*network.EndpointSettings{}
 	switch mode {
 	case "host", "none":
-		nets[string(mode)] = &network.EndpointSettings{}
+		nets[string(mode)] = &network.EndpointSettings{NetworkID: networkID(string(mode))}
 	}
 	return nets
 }

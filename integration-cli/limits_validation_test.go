@@ -32,7 +32,7 @@ func badLimits(host runconfig.Host) []limitCase {
 		{"swap without memory", []string{"--memory-swap", "100m"}, `{"MemorySwap":104857600}`, "--memory-swap", false},
 		{"cpus negative", []string{"--cpus", "-1"}, `{"NanoCpus":-1000000000}`, "--cpus", true},
 		{"cpus above the host", []string{"--cpus", "100000"}, `{"NanoCpus":100000000000000}`, "--cpus", false},
-		{"cpu shares negative", []string{"--cpu-shares", "-5"}, `{"CpuShares":-5}`, "--cpu-shares -5", false},
+		{"cpu shares negative", []string{"--cpu-shares", "-5"}, `{"CpuShares":-5}`, "invalid CPU shares (-5)", false},
 		{"pids below -1", []string{"--pids-limit", "-5"}, `{"PidsLimit":-5}`, "--pids-limit -5", false},
 		{"blkio weight 5", []string{"--blkio-weight", "5"}, `{"BlkioWeight":5}`, "--blkio-weight 5", false},
 		{"blkio weight 1001", []string{"--blkio-weight", "1001"}, `{"BlkioWeight":1001}`, "--blkio-weight 1001", false},

@@ -53,7 +53,8 @@ func ValidateResources(r *containertypes.Resources, h Host) error {
 			formatCPUs(r.NanoCPUs), h.NCPU, h.NCPU)
 	}
 	if r.CPUShares < 0 {
-		return bad("invalid --cpu-shares %d: CPU shares cannot be negative", r.CPUShares)
+		// Docker's message, word for word: clients match on it.
+		return bad("invalid CPU shares (%d): value must be a positive integer", r.CPUShares)
 	}
 	if r.PidsLimit != nil && *r.PidsLimit < -1 {
 		return bad("invalid --pids-limit %d: use a positive limit, or 0 or -1 for unlimited", *r.PidsLimit)

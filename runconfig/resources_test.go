@@ -42,7 +42,7 @@ func TestValidateResources(t *testing.T) {
 		{name: "cpus unknown host", r: containertypes.Resources{NanoCPUs: 100e9}, host: Host{}},
 		{name: "cpu shares", r: containertypes.Resources{CPUShares: 512}},
 		{name: "cpu shares 1", r: containertypes.Resources{CPUShares: 1}},
-		{name: "cpu shares negative", r: containertypes.Resources{CPUShares: -5}, want: "--cpu-shares -5"},
+		{name: "cpu shares negative", r: containertypes.Resources{CPUShares: -5}, want: "invalid CPU shares (-5): value must be a positive integer"},
 		{name: "pids 40", r: containertypes.Resources{PidsLimit: pids(40)}},
 		{name: "pids 0", r: containertypes.Resources{PidsLimit: pids(0)}},
 		{name: "pids -1", r: containertypes.Resources{PidsLimit: pids(-1)}},

@@ -263,6 +263,7 @@ func TestBodyStallTimesOut(t *testing.T) {
 	slow := &slowRouter{d: 700 * time.Millisecond}
 	addr = serveTCP(t, newServer(l, slow))
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/slow", strings.NewReader(`{"a":1}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

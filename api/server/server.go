@@ -63,14 +63,12 @@ func newServer(limits Limits, routers ...router.Router) *Server {
 		m.Path("/v{version:[0-9.]+}" + path).Methods(method).Handler(h)
 		m.Path(path).Methods(method).Handler(h)
 	}
-	// Looking up one network or volume by name is how clients probe for
-	// one (`docker inspect X` asks every kind in turn): none exist here yet,
-	// so the truthful answer is 404, not 501.
-	for _, kind := range []string{"networks", "volumes"} {
-		h := s.makeHandler(router.Route{Handler: noSuchObject(kind)})
-		m.Path("/v{version:[0-9.]+}/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
-		m.Path("/" + kind + "/{name:.*}").Methods(http.MethodGet).Handler(h)
-	}
+	// Looking up one volume by name is how clients probe for one (`docker
+	// inspect X` asks every kind in turn): none exist here yet, so the
+	// truthful answer is 404, not 501.
+	h := s.makeHandler(router.Route{Handler: noSuchVolume})
+	m.Path("/v{version:[0-9.]+}/volumes/{name:.*}").Methods(http.MethodGet).Handler(h)
+	m.Path("/volumes/{name:.*}").Methods(http.MethodGet).Handler(h)
 	// Docker answers OPTIONS (CORS preflight) on every path with an empty
 	// 200, after the version check like any other route.
 	options := s.makeHandler(router.Route{Handler: optionsOK})
@@ -196,19 +194,13 @@ func optionsOK(_ context.Context, w http.ResponseWriter, _ *http.Request, _ map[
 }
 
 // notImplemented answers an endpoint of the Engine API that is routed but
-// not built: 501, naming the method and the path as the client sent it
-// (version prefix, names and escapes included), not the route's template.
+// not built: 501.
 func notImplemented(_ context.Context, _ http.ResponseWriter, r *http.Request, _ map[string]string) error {
-	return errdefs.NotImplemented(fmt.Errorf("%s %s is not implemented by this engine yet", r.Method, r.URL.EscapedPath()))
+	return httputils.NotImplemented(r)
 }
 
-func noSuchObject(kind string) httputils.APIFunc {
-	return func(_ context.Context, _ http.ResponseWriter, _ *http.Request, vars map[string]string) error {
-		if kind == "networks" {
-			return errdefs.NotFound(fmt.Errorf("network %s not found", vars["name"]))
-		}
-		return errdefs.NotFound(fmt.Errorf("get %s: no such volume", vars["name"]))
-	}
+func noSuchVolume(_ context.Context, _ http.ResponseWriter, _ *http.Request, vars map[string]string) error {
+	return errdefs.NotFound(fmt.Errorf("get %s: no such volume", vars["name"]))
 }
 
 // unimplemented lists Engine API endpoints not built yet.
@@ -218,7 +210,6 @@ var unimplemented = []string{
 	"POST /build",
 	"POST /build/prune",
 	"POST /build/cancel",
-	"POST /commit",
 	"POST /auth",
 	"GET /images/search",
 	"POST /images/{name:.*}/push",
@@ -235,17 +226,10 @@ var unimplemented = []string{
 	"POST /containers/{name:.*}/pause",
 	"POST /containers/{name:.*}/unpause",
 	"POST /containers/{name:.*}/rename",
-	"POST /containers/{name:.*}/update",
 	"POST /containers/{name:.*}/copy",
 	"POST /containers/prune",
-	"GET /networks",
-	"POST /networks/create",
-	"POST /networks/{id:.*}/connect",
-	"POST /networks/{id:.*}/disconnect",
 	"POST /networks/prune",
-	"DELETE /networks/{id:.*}",
 	"GET /volumes",
-	"POST /volumes/create",
 	"POST /volumes/prune",
 	"DELETE /volumes/{name:.*}",
 	"GET /plugins",

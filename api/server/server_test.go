@@ -124,9 +124,9 @@ func TestNotImplementedNamesThePathAsSent(t *testing.T) {
 		{"GET", "/containers/abc/export", "GET /containers/abc/export is not implemented by this engine yet"},
 		{"GET", "/v1.44/containers/a%2Fb/export?x=1", "GET /v1.44/containers/a%2Fb/export is not implemented by this engine yet"},
 		{"POST", "/v1.51/images/docker.io/library/busybox:1.36/push", "POST /v1.51/images/docker.io/library/busybox:1.36/push is not implemented by this engine yet"},
-		{"DELETE", "/v1.51/networks/mynet", "DELETE /v1.51/networks/mynet is not implemented by this engine yet"},
+		{"DELETE", "/v1.51/volumes/myvol", "DELETE /v1.51/volumes/myvol is not implemented by this engine yet"},
 		{"HEAD", "/v1.51/containers/abc/archive?path=/etc", "HEAD /v1.51/containers/abc/archive is not implemented by this engine yet"},
-		{"GET", "/v1.51/networks", "GET /v1.51/networks is not implemented by this engine yet"},
+		{"GET", "/v1.51/volumes", "GET /v1.51/volumes is not implemented by this engine yet"},
 		{"POST", "/build", "POST /build is not implemented by this engine yet"},
 	} {
 		rec := serve(t, c.method, c.target)
@@ -168,9 +168,9 @@ func TestKnownRoutesStillServe(t *testing.T) {
 			t.Errorf("%s %s: %d %q, want 200 %q", c.method, c.target, rec.Code, rec.Body.String(), c.want)
 		}
 	}
-	// Looking up a network or volume by name is a 404 about that object.
-	rec := serve(t, "GET", "/v1.51/networks/abc")
-	if rec.Code != http.StatusNotFound || message(t, rec) != "network abc not found" {
-		t.Errorf("GET /networks/abc: %d %q", rec.Code, rec.Body.String())
+	// Looking up a volume by name is a 404 about that volume.
+	rec := serve(t, "GET", "/v1.51/volumes/abc")
+	if rec.Code != http.StatusNotFound || message(t, rec) != "get abc: no such volume" {
+		t.Errorf("GET /volumes/abc: %d %q", rec.Code, rec.Body.String())
 	}
 }

@@ -23,7 +23,10 @@ import (
 	"github.com/sdengine/engine/api/server"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
 	imagerouter "github.com/sdengine/engine/api/server/router/image"
+	networkrouter "github.com/sdengine/engine/api/server/router/network"
+	pluginrouter "github.com/sdengine/engine/api/server/router/plugin"
 	systemrouter "github.com/sdengine/engine/api/server/router/system"
+	volumerouter "github.com/sdengine/engine/api/server/router/volume"
 	"github.com/sdengine/engine/daemon"
 	"github.com/sdengine/engine/daemon/config"
 )
@@ -182,7 +185,8 @@ func run(cfg *config.Config, tlsConf *tls.Config) error {
 	if err != nil {
 		return err
 	}
-	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d))
+	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d),
+		networkrouter.New(d), volumerouter.New(), pluginrouter.New())
 	listeners, err := listen(cfg, tlsConf)
 	if err != nil {
 		return err

@@ -27,6 +27,12 @@ type Info struct {
 	NumberOfHooks int `json:"NumberOfDockerHooks"`
 }
 
+// Networks serves /networks/...: the builtin networks this engine has.
+type Networks interface {
+	NetworkList(ctx context.Context, f filters.Args) ([]network.Summary, error)
+	NetworkInspect(ctx context.Context, ref string) (network.Inspect, error)
+}
+
 // CreateParams is a decoded POST /containers/create.
 type CreateParams struct {
 	Name       string

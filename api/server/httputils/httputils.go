@@ -95,18 +95,22 @@ func Filters(r *http.Request) (filters.Args, error) {
 	return f, nil
 }
 
-// ReadJSON decodes a JSON request body into v; an empty body is allowed
-// when allowEmpty is set. A wrong content type or malformed JSON is a 400;
-// a body over the route's limit (LimitBody) a 413, even when what is over
-// the limit follows a complete JSON value.
+// ReadJSON decodes a JSON request body into v, as Docker does: the body
+// must be application/json (a request without a Content-Type only when its
+// body is empty), one JSON value, and nothing but white space after it.
+// Each of these is a 400, checked before the handler looks anything up. An
+// empty body is allowed when allowEmpty is set. A body over the route's
+// limit (LimitBody) is a 413, even when what is over the limit follows a
+// complete JSON value.
 func ReadJSON(r *http.Request, v any, allowEmpty bool) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && mt != "text/plain") {
-			return errdefs.InvalidParameter(fmt.Errorf("unsupported Content-Type header (%s): must be 'application/json'", ct))
+	ct := r.Header.Get("Content-Type")
+	if ct != "" {
+		if err := checkJSONType(ct); err != nil {
+			return err
 		}
 	}
-	err := json.NewDecoder(r.Body).Decode(v)
+	dec := json.NewDecoder(r.Body)
+	err := dec.Decode(v)
 	switch {
 	case statusOf(err) != 0:
 		return err
@@ -115,14 +119,56 @@ func ReadJSON(r *http.Request, v any, allowEmpty bool) error {
 			return nil
 		}
 		return errdefs.InvalidParameter(fmt.Errorf("invalid JSON: request body is empty"))
+	case ct == "":
+		// A body without its type: Docker says the (empty) type is malformed.
+		return checkJSONType(ct)
 	case err != nil:
 		return errdefs.InvalidParameter(fmt.Errorf("invalid JSON: %w", err))
 	}
-	// Read to the end: what follows the value counts against the limit
-	// too, and a body read to its end releases its read deadline. Any
-	// other error reading what follows a complete value is ignored.
-	if _, err := io.Copy(io.Discard, r.Body); statusOf(err) != 0 {
-		return err
+	return readTrailer(io.MultiReader(dec.Buffered(), r.Body))
+}
+
+// checkJSONType refuses a Content-Type other than application/json
+// (parameters such as charset are allowed), with Docker's messages.
+func checkJSONType(ct string) error {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return errdefs.InvalidParameter(fmt.Errorf("malformed Content-Type header (%s): %w", ct, err))
+	}
+	if mt != "application/json" {
+		return errdefs.InvalidParameter(fmt.Errorf("unsupported Content-Type header (%s): must be 'application/json'", ct))
 	}
 	return nil
+}
+
+// readTrailer reads what follows a JSON value to the end of the body: white
+// space only, or it is a 400. Reading to the end matters: what follows the
+// value counts against the body's limit too, and a body read to its end
+// releases its read deadline. Any other error reading it is ignored.
+func readTrailer(rest io.Reader) error {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := rest.Read(buf)
+		for _, b := range buf[:n] {
+			switch b {
+			case ' ', '\t', '\r', '\n':
+			default:
+				return errdefs.InvalidParameter(fmt.Errorf("unexpected content after JSON"))
+			}
+		}
+		if err != nil {
+			if statusOf(err) != 0 {
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+// NotImplemented is the answer of an endpoint of the Engine API that is
+// routed but not built: 501, naming the method and the path as the client
+// sent it (version prefix, names and escapes included), not the route's
+// template.
+func NotImplemented(r *http.Request) error {
+	return errdefs.NotImplemented(fmt.Errorf("%s %s is not implemented by this engine yet", r.Method, r.URL.EscapedPath()))
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
+	"strings"
 
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/versions"
@@ -41,6 +43,8 @@ func (c *containerRouter) Routes() []router.Route {
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/start", Handler: c.execStart},
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/resize", Handler: c.execResize},
 		{Method: http.MethodGet, Path: "/exec/{id:.*}/json", Handler: c.execInspect},
+		{Method: http.MethodPost, Path: "/commit", Handler: c.commit, Body: router.BodyConfig},
+		{Method: http.MethodPost, Path: "/containers/{name:.*}/update", Handler: c.update, Body: router.BodyConfig},
 	}
 }
 
@@ -58,6 +62,12 @@ func (c *containerRouter) list(ctx context.Context, w http.ResponseWriter, r *ht
 	})
 	if err != nil {
 		return err
+	}
+	if versions.LessThan(httputils.VersionFromContext(ctx), "1.46") {
+		// HostConfig.Annotations is in the list from API 1.46 on.
+		for _, s := range list {
+			s.HostConfig.Annotations = nil
+		}
 	}
 	return httputils.WriteJSON(w, http.StatusOK, list)
 }
@@ -95,11 +105,64 @@ func (c *containerRouter) create(ctx context.Context, w http.ResponseWriter, r *
 	if v := httputils.VersionFromContext(ctx); v != "" && versions.LessThan(v, "1.40") && p.HostConfig.IpcMode == "" {
 		p.HostConfig.IpcMode = containertypes.IPCModeShareable
 	}
+	if err := versionedCreate(httputils.VersionFromContext(ctx), &p); err != nil {
+		return err
+	}
 	resp, err := c.b.ContainerCreate(ctx, p)
 	if err != nil {
 		return err
 	}
 	return httputils.WriteJSON(w, http.StatusCreated, resp)
+}
+
+// versionedCreate applies to a create request what depends on the API
+// version the client speaks, as Docker does: a field newer than the
+// client's version is ignored, and what an older version did not allow is
+// refused.
+func versionedCreate(version string, p *backend.CreateParams) error {
+	if version == "" {
+		return nil
+	}
+	if versions.LessThan(version, "1.43") {
+		// HostConfig.Annotations came with API 1.43.
+		p.HostConfig.Annotations = nil
+	}
+	if versions.LessThan(version, "1.44") && p.Networking != nil && len(p.Networking.EndpointsConfig) > 1 {
+		names := make([]string, 0, len(p.Networking.EndpointsConfig))
+		for n := range p.Networking.EndpointsConfig {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return errdefs.InvalidParameter(fmt.Errorf("Container cannot be created with multiple network endpoints: %s", strings.Join(names, ", ")))
+	}
+	return nil
+}
+
+// commit is POST /commit, not built yet. A malformed body is a 400 and a
+// container that does not exist a 404 (both checked first, as in Docker,
+// and true whether or not commit is built); anything else a 501.
+func (c *containerRouter) commit(ctx context.Context, _ http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	var cfg containertypes.Config
+	if err := httputils.ReadJSON(r, &cfg, true); err != nil {
+		return err
+	}
+	if _, err := c.b.ContainerInspect(ctx, r.FormValue("container"), false); err != nil {
+		return err
+	}
+	return httputils.NotImplemented(r)
+}
+
+// update is POST /containers/{name}/update, not built yet: a malformed
+// body is a 400, a missing container a 404, anything else a 501.
+func (c *containerRouter) update(ctx context.Context, _ http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	var cfg containertypes.UpdateConfig
+	if err := httputils.ReadJSON(r, &cfg, true); err != nil {
+		return err
+	}
+	if _, err := c.b.ContainerInspect(ctx, vars["name"], false); err != nil {
+		return err
+	}
+	return httputils.NotImplemented(r)
 }
 
 func (c *containerRouter) inspect(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {

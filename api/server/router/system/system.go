@@ -5,6 +5,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/docker/docker/api/types/versions"
+
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/api/server/httputils"
 	"github.com/sdengine/engine/api/server/router"
@@ -47,5 +49,17 @@ func (s *systemRouter) info(ctx context.Context, w http.ResponseWriter, _ *http.
 	if err != nil {
 		return err
 	}
+	if versions.LessThan(httputils.VersionFromContext(ctx), "1.50") {
+		return httputils.WriteJSON(w, http.StatusOK, infoBefore150{Info: info})
+	}
 	return httputils.WriteJSON(w, http.StatusOK, info)
+}
+
+// infoBefore150 is /info for clients older than API 1.50, which still had
+// BridgeNfIptables and BridgeNfIp6tables; Docker has reported them false
+// since, and this engine has no bridge whose netfilter they describe.
+type infoBefore150 struct {
+	*backend.Info
+	BridgeNfIptables  bool
+	BridgeNfIp6tables bool
 }

@@ -1,0 +1,124 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+
+	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// The networks this engine has are the two Docker predefines that need no
+// network of their own: "host" (the host's network namespace) and "none"
+// (a namespace with only lo). There is no bridge, and no network can be
+// created, so the list is fixed.
+var builtinNetworks = []struct{ name, driver string }{
+	{"host", "host"},
+	{"none", "null"},
+}
+
+// networkID is a builtin network's ID: Docker's are random and kept on
+// disk; these are derived from the name, so that they are as stable
+// without a record.
+func networkID(name string) string {
+	sum := sha256.Sum256([]byte("sdengine network " + name))
+	return hex.EncodeToString(sum[:])
+}
+
+var networkFilters = map[string]bool{
+	"dangling": true, "driver": true, "id": true, "label": true, "name": true, "scope": true, "type": true,
+}
+
+// NetworkList serves GET /networks: the builtin networks that match the
+// filters, as Docker filters them (every builtin network is "builtin",
+// none is "custom" or dangling).
+func (d *Daemon) NetworkList(ctx context.Context, f filters.Args) ([]network.Summary, error) {
+	if err := f.Validate(networkFilters); err != nil {
+		return nil, errdefs.InvalidParameter(err)
+	}
+	dangling := false
+	if v := f.Get("dangling"); len(v) > 0 {
+		if len(v) > 1 {
+			return nil, errdefs.InvalidParameter(fmt.Errorf(`got more than one value for filter key "dangling"`))
+		}
+		switch v[0] {
+		case "0", "false":
+		case "1", "true":
+			dangling = true
+		default:
+			return nil, errdefs.InvalidParameter(fmt.Errorf(`invalid value for filter 'dangling', must be "true" (or "1"), or "false" (or "0")`))
+		}
+	}
+	builtin := true
+	if f.Contains("type") {
+		builtin = false
+		for _, t := range f.Get("type") {
+			switch t {
+			case "builtin":
+				builtin = true
+			case "custom":
+			default:
+				return nil, errdefs.InvalidParameter(fmt.Errorf("invalid filter: 'type'='%s'", t))
+			}
+		}
+	}
+	out := []network.Summary{}
+	if dangling || !builtin {
+		return out, nil
+	}
+	for _, n := range builtinNetworks {
+		nw := d.builtinNetwork(n.name, n.driver)
+		switch {
+		case f.Contains("driver") && !f.ExactMatch("driver", nw.Driver),
+			f.Contains("name") && !f.Match("name", nw.Name),
+			f.Contains("id") && !f.Match("id", nw.ID),
+			f.Contains("label") && !f.MatchKVList("label", nw.Labels),
+			f.Contains("scope") && !f.ExactMatch("scope", nw.Scope):
+			continue
+		}
+		out = append(out, nw)
+	}
+	return out, nil
+}
+
+// NetworkInspect serves GET /networks/{id}: a builtin network by name, full
+// ID or ID prefix, with the running containers that use it.
+func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspect, error) {
+	for _, n := range builtinNetworks {
+		id := networkID(n.name)
+		if ref != n.name && ref != id && (ref == "" || !strings.HasPrefix(id, ref)) {
+			continue
+		}
+		nw := d.builtinNetwork(n.name, n.driver)
+		for _, c := range d.containers.List() {
+			c.Lock()
+			if c.State.Status == container.StatusRunning && string(c.HostConfig.NetworkMode) == n.name {
+				nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/")}
+			}
+			c.Unlock()
+		}
+		return nw, nil
+	}
+	return network.Inspect{}, errdefs.NotFound(fmt.Errorf("network %s not found", ref))
+}
+
+func (d *Daemon) builtinNetwork(name, driver string) network.Inspect {
+	return network.Inspect{
+		Name:       name,
+		ID:         networkID(name),
+		Created:    d.started,
+		Scope:      "local",
+		Driver:     driver,
+		EnableIPv4: true,
+		IPAM:       network.IPAM{Driver: "default", Options: map[string]string{}, Config: []network.IPAMConfig{}},
+		Containers: map[string]network.EndpointResource{},
+		Options:    map[string]string{},
+		Labels:     map[string]string{},
+	}
+}
