@@ -194,31 +194,38 @@ func (d *Daemon) ContainerWait(ctx context.Context, name string, cond containert
 	}
 	c.Lock()
 	running := c.State.Running()
-	exited := c.ExitChan()
+	current := container.Exit{Code: c.State.ExitCode, Error: c.State.Error}
+	next := c.NextExit()
 	removed := c.RemovedChan()
 	c.Unlock()
-	result := func() containertypes.WaitResponse {
-		c.Lock()
-		defer c.Unlock()
-		resp := containertypes.WaitResponse{StatusCode: int64(c.State.ExitCode)}
-		if c.State.Error != "" {
-			resp.Error = &containertypes.WaitExitError{Message: c.State.Error}
+	result := func(e *container.Exit) containertypes.WaitResponse {
+		resp := containertypes.WaitResponse{StatusCode: int64(e.Code)}
+		if e.Error != "" {
+			resp.Error = &containertypes.WaitExitError{Message: e.Error}
 		}
 		return resp
 	}
 	ch := make(chan containertypes.WaitResponse, 1)
 	if cond == containertypes.WaitConditionNotRunning && !running {
-		ch <- result()
+		ch <- result(&current)
 		return ch, nil
 	}
 	go func() {
-		var done <-chan struct{} = exited
 		if cond == containertypes.WaitConditionRemoved {
-			done = removed
+			select {
+			case <-removed:
+				// the last exit's status: a removal does not change it
+				c.Lock()
+				last := container.Exit{Code: c.State.ExitCode, Error: c.State.Error}
+				c.Unlock()
+				ch <- result(&last)
+			case <-ctx.Done():
+			}
+			return
 		}
 		select {
-		case <-done:
-			ch <- result()
+		case <-next.Done():
+			ch <- result(next)
 		case <-ctx.Done():
 		}
 	}()
