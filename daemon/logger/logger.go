@@ -11,6 +11,7 @@ import (
 
 	"github.com/sdengine/engine/daemon/logger/journald"
 	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/daemon/logger/logfile"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -39,8 +40,8 @@ type Logger interface {
 
 // Message and ReadOptions are what reading gives and takes.
 type (
-	Message     = jsonfilelog.Message
-	ReadOptions = jsonfilelog.ReadOptions
+	Message     = logfile.Message
+	ReadOptions = logfile.ReadOptions
 )
 
 // driver is one log driver's entry points.

@@ -13,20 +13,11 @@ import (
 	"github.com/sdengine/engine/daemon/logger/logfile"
 )
 
-// Message is one decoded log entry.
-type Message struct {
-	Stream string
-	Line   []byte
-	Time   time.Time
-}
-
-// ReadOptions selects which entries Read delivers.
-type ReadOptions struct {
-	Follow bool
-	Tail   int // number of last lines; <0 = all
-	Since  time.Time
-	Until  time.Time
-}
+// Message and ReadOptions are the file drivers' shared reading types.
+type (
+	Message     = logfile.Message
+	ReadOptions = logfile.ReadOptions
+)
 
 // entry is the on-disk form.
 type entry struct {
@@ -43,8 +34,7 @@ type entry struct {
 func Read(ctx context.Context, path string, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error {
 	r := &reader{path: path, opts: opts, fn: fn}
 	defer r.reportCorrupt()
-	cfg := logfile.ReadConfig{Follow: opts.Follow, Tail: opts.Tail, Since: opts.Since, Until: opts.Until}
-	return logfile.Read(ctx, path, cfg, done, r, tailOffset)
+	return logfile.Read(ctx, path, opts, done, r, tailOffset)
 }
 
 // reader is json-file's logfile.Decoder.
@@ -106,13 +96,7 @@ func (r *reader) deliver(line []byte) error {
 			return nil
 		}
 	}
-	if !r.opts.Since.IsZero() && r.e.Time.Before(r.opts.Since) {
-		return nil
-	}
-	if !r.opts.Until.IsZero() && r.e.Time.After(r.opts.Until) {
-		return logfile.ErrStop
-	}
-	return r.fn(Message{Stream: r.e.Stream, Line: []byte(r.e.Log), Time: r.e.Time})
+	return logfile.Deliver(r.opts, Message{Stream: r.e.Stream, Line: []byte(r.e.Log), Time: r.e.Time}, r.fn)
 }
 
 // checkCut handles, at the end of the data, an unfinished line the writer

@@ -25,24 +25,43 @@ type Decoder interface {
 	Drain() error
 }
 
+// Message is one decoded log entry.
+type Message struct {
+	Stream string
+	Line   []byte
+	Time   time.Time
+}
+
+// ReadOptions selects which entries a read delivers.
+type ReadOptions struct {
+	Follow bool
+	Tail   int // number of last entries; <0 = all
+	Since  time.Time
+	Until  time.Time
+}
+
+// Deliver passes m to fn if it is inside the window opts give; an entry
+// after Until ends the read (ErrStop).
+func Deliver(opts ReadOptions, m Message, fn func(Message) error) error {
+	if !opts.Since.IsZero() && m.Time.Before(opts.Since) {
+		return nil
+	}
+	if !opts.Until.IsZero() && m.Time.After(opts.Until) {
+		return ErrStop
+	}
+	return fn(m)
+}
+
 // TailOffset finds where the last n entries of f begin: the offset, and
 // how many whole entries (<= n) start there.
 type TailOffset func(f *os.File, n int) (int64, int, error)
-
-// ReadConfig is what Read needs beyond the driver's decoder.
-type ReadConfig struct {
-	Follow bool
-	Tail   int       // number of last entries; <0 = all
-	Since  time.Time // lets a compressed file older than this be skipped
-	Until  time.Time // a follower stops at this time
-}
 
 // Read feeds dec every file of the log at path, rotated files oldest
 // first. With Follow it keeps delivering appended entries, across
 // rotations, until ctx is cancelled (returns nil at once) or done is
 // closed (the container stopped: what is already written is delivered
 // first, then nil). An error from dec stops the read and is returned.
-func Read(ctx context.Context, path string, cfg ReadConfig, done <-chan struct{}, dec Decoder, tail TailOffset) error {
+func Read(ctx context.Context, path string, cfg ReadOptions, done <-chan struct{}, dec Decoder, tail TailOffset) error {
 	segs, err := openSegments(path, cfg.Since)
 	if err != nil {
 		return err
