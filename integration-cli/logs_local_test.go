@@ -97,3 +97,27 @@ func TestLogsLocalDriver(t *testing.T) {
 		t.Errorf("max-file=1 with compression: %s", r)
 	}
 }
+
+// daemon.json's log-driver and log-opts make local the default.
+func TestLogsLocalDefaultFromDaemonJSON(t *testing.T) {
+	d := NewDaemon(t)
+	conf := `{"log-driver":"local","log-opts":{"max-size":"10m","compress":"false"}}` + "\n"
+	if err := os.WriteFile(filepath.Join(d.Dir, "daemon.json"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.Start(t)
+	t.Cleanup(func() { d.Cleanup(t) })
+	loadBusybox(t, d)
+	id := d.MustCLI(t, "run", "-d", "busybox", "sh", "-c", "echo by default; echo on stderr >&2")
+	d.MustCLI(t, "wait", id)
+	if cfg := d.MustCLI(t, "inspect", "-f", "{{.HostConfig.LogConfig.Type}} {{.HostConfig.LogConfig.Config}}", id); cfg != "local map[compress:false max-size:10m]" {
+		t.Fatalf("log config %q", cfg)
+	}
+	if r := d.CLI("logs", id); r.Code != 0 || r.Stdout != "by default\n" || r.Stderr != "on stderr\n" {
+		t.Fatalf("logs: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(d.Root, "containers", id, "local-logs", "container.log")); err != nil {
+		t.Fatal(err)
+	}
+	d.MustCLI(t, "rm", id)
+}
