@@ -296,12 +296,22 @@ func validateLogConfig(lc containertypes.LogConfig) error {
 	return logger.Validate(lc.Type, lc.Config)
 }
 
+// logPath is the file the container's log driver writes. The local
+// driver's is not c.LogPath: Docker leaves that (inspect's LogPath) empty
+// for it, so that its files are not an API.
+func logPath(c *container.Container) string {
+	if c.HostConfig.LogConfig.Type == "local" {
+		return logger.LocalLogPath(c.Root)
+	}
+	return c.LogPath
+}
+
 // logInfo is what the container's log driver needs to know of it.
 func logInfo(c *container.Container) logger.Info {
 	return logger.Info{
 		Driver:        c.HostConfig.LogConfig.Type,
 		Config:        c.HostConfig.LogConfig.Config,
-		LogPath:       c.LogPath,
+		LogPath:       logPath(c),
 		ContainerID:   c.ID,
 		ContainerName: strings.TrimPrefix(c.Name, "/"),
 		ImageName:     c.Config.Image,

@@ -75,6 +75,15 @@ func (d *Daemon) ContainerLogs(ctx context.Context, name string, opts containert
 				return err
 			}
 		}
+		if opts.Details {
+			// Docker puts the entry's attributes (log-opt labels, env)
+			// and a space before the line; neither file driver keeps
+			// attributes, which leaves the space, as Docker's local
+			// driver does.
+			if _, err := io.WriteString(w, " "); err != nil {
+				return err
+			}
+		}
 		_, err := w.Write(m.Line)
 		return err
 	})

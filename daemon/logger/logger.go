@@ -6,11 +6,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/sdengine/engine/daemon/logger/journald"
 	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/daemon/logger/local"
+	"github.com/sdengine/engine/daemon/logger/logfile"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -19,7 +23,7 @@ import (
 type Info struct {
 	Driver        string            `json:"driver"`
 	Config        map[string]string `json:"config,omitempty"`
-	LogPath       string            `json:"logPath,omitempty"` // json-file only
+	LogPath       string            `json:"logPath,omitempty"` // json-file and local
 	ContainerID   string            `json:"containerID"`
 	ContainerName string            `json:"containerName"` // without the leading "/"
 	ImageName     string            `json:"imageName"`
@@ -39,8 +43,8 @@ type Logger interface {
 
 // Message and ReadOptions are what reading gives and takes.
 type (
-	Message     = jsonfilelog.Message
-	ReadOptions = jsonfilelog.ReadOptions
+	Message     = logfile.Message
+	ReadOptions = logfile.ReadOptions
 )
 
 // driver is one log driver's entry points.
@@ -74,6 +78,24 @@ var drivers = map[string]driver{
 			return jsonfilelog.Read(ctx, info.LogPath, opts, done, fn)
 		},
 	},
+	"local": {
+		validate: local.ValidateOptions,
+		create: func(info Info) (Logger, error) {
+			// Docker keeps the local driver's files in a directory of
+			// their own, made when the log is first opened.
+			if err := os.MkdirAll(filepath.Dir(info.LogPath), 0o700); err != nil {
+				return nil, fmt.Errorf("create local log directory: %w", err)
+			}
+			w, err := local.New(info.LogPath, info.Config)
+			if err != nil {
+				return nil, err
+			}
+			return w, nil
+		},
+		read: func(ctx context.Context, info Info, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error {
+			return local.Read(ctx, info.LogPath, opts, done, fn)
+		},
+	},
 	"journald": {
 		validate: journald.ValidateOptions,
 		create: func(info Info) (Logger, error) {
@@ -91,6 +113,13 @@ var drivers = map[string]driver{
 			return journald.Read(ctx, info.ContainerID, opts, done, fn)
 		},
 	},
+}
+
+// LocalLogPath is where the local driver keeps a container's log, below
+// the container's directory: Docker's place, so that either engine finds
+// the other's files.
+func LocalLogPath(containerDir string) string {
+	return filepath.Join(containerDir, "local-logs", "container.log")
 }
 
 // Names lists the drivers this engine has, sorted.

@@ -179,7 +179,7 @@ func (f *logFailures) write(lw io.Writer, p []byte) {
 }
 
 // dropped is the log driver's count of entries it could not write, for
-// drivers that keep one (json-file).
+// drivers that keep one (json-file, local).
 func dropped(logw any) (uint64, bool) {
 	if d, ok := logw.(interface{ Dropped() uint64 }); ok {
 		return d.Dropped(), true

@@ -14,14 +14,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
+	"github.com/sdengine/engine/daemon/logger/logfile"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
 // Message and ReadOptions are the logger package's reading types.
 type (
-	Message     = jsonfilelog.Message
-	ReadOptions = jsonfilelog.ReadOptions
+	Message     = logfile.Message
+	ReadOptions = logfile.ReadOptions
 )
 
 // catchUpDelay is how long a follow waits, once the container is gone,

@@ -33,23 +33,6 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
-// tailStart finds where the last n complete lines begin across files (oldest
-// first): the index of the file and the offset within it.
-func tailStart(files []*os.File, n int) (int, int64, error) {
-	need := n
-	for i := len(files) - 1; i >= 0; i-- {
-		off, found, err := tailOffset(files[i], need)
-		if err != nil {
-			return 0, 0, err
-		}
-		if found >= need {
-			return i, off, nil
-		}
-		need -= found
-	}
-	return 0, 0, nil
-}
-
 // tailOffset scans f backwards in blocks and returns the offset at which its
 // last n complete lines start, and how many complete lines (<= n) that is.
 // Only the tail of the file is read, however big it is. An unterminated last

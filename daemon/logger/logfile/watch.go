@@ -1,4 +1,4 @@
-package jsonfilelog
+package logfile
 
 import (
 	"path/filepath"
