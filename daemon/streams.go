@@ -19,6 +19,11 @@ import (
 )
 
 // ContainerLogs streams the container's log as `docker logs` asks.
+// logTimeFormat is how `docker logs -t` prints a line's time: RFC 3339 with
+// the nanoseconds always nine digits wide, so that the lines align (Docker's
+// RFC3339NanoFixed).
+const logTimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
 func (d *Daemon) ContainerLogs(ctx context.Context, name string, opts containertypes.LogsOptions, out backend.StreamFunc) error {
 	c, err := d.containers.Get(name)
 	if err != nil {
@@ -71,7 +76,7 @@ func (d *Daemon) ContainerLogs(ctx context.Context, name string, opts containert
 			return nil
 		}
 		if opts.Timestamps {
-			if _, err := io.WriteString(w, m.Time.UTC().Format(time.RFC3339Nano)+" "); err != nil {
+			if _, err := io.WriteString(w, m.Time.UTC().Format(logTimeFormat)+" "); err != nil {
 				return err
 			}
 		}

@@ -191,6 +191,10 @@ func TestLogsOptions(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil || rest != "line1" {
 		t.Errorf("-t: %q", first)
 	}
+	// Docker prints nine digits of nanoseconds always, so the lines align.
+	if len(ts) != len("2006-01-02T15:04:05.000000000Z") {
+		t.Errorf("-t: timestamp %q is not nine-digit fixed width", ts)
+	}
 	lateTS := strings.Fields(strings.Split(out, "\n")[5])[0]
 	if out := shared.CLI("logs", "--since", lateTS, id).Stdout; out != "late\n" {
 		t.Errorf("--since %s: %q", lateTS, out)
