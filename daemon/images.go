@@ -14,7 +14,6 @@ import (
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/pkg/errdefs"
-	"github.com/sdengine/engine/pkg/platform"
 	"github.com/sdengine/engine/runconfig"
 )
 
@@ -119,14 +118,7 @@ func (d *Daemon) ImageImport(ctx context.Context, src io.Reader, p backend.Impor
 	if err := runconfig.ApplyChanges(&cfg, p.Changes); err != nil {
 		return err
 	}
-	opts := image.ImportOptions{Config: cfg, Comment: p.Message}
-	if p.Platform != "" {
-		plat, err := platform.Parse(p.Platform)
-		if err != nil {
-			return err
-		}
-		opts.Platform = plat
-	}
+	opts := image.ImportOptions{Config: cfg, Comment: p.Message, Platform: p.Platform}
 	ref := p.Repo
 	if ref != "" && p.Tag != "" {
 		ref += ":" + p.Tag

@@ -114,7 +114,7 @@ type ExecInspect struct {
 type ImportParams struct {
 	Repo, Tag, Message string
 	Changes            []string
-	Platform           string // a specifier ("linux/arm64"), or "" for the engine's own
+	Platform           ocispec.Platform // the zero value is the engine's own
 }
 
 // Images serves /images/...

@@ -88,6 +88,16 @@ func (i *imageRouter) remove(ctx context.Context, w http.ResponseWriter, r *http
 // create is POST /images/create: an import (fromSrc) here; a pull
 // (fromImage) is not built yet.
 func (i *imageRouter) create(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	// The platform is read first, for a pull as for an import: one that is
+	// no platform is a 400 whatever else the request asks.
+	var plat ocispec.Platform
+	if s := r.FormValue("platform"); s != "" {
+		p, err := platform.Parse(s)
+		if err != nil {
+			return err
+		}
+		plat = p
+	}
 	src := r.FormValue("fromSrc")
 	if src == "" {
 		if r.FormValue("fromImage") != "" {
@@ -103,7 +113,7 @@ func (i *imageRouter) create(ctx context.Context, w http.ResponseWriter, r *http
 		Tag:      r.FormValue("tag"),
 		Message:  r.FormValue("message"),
 		Changes:  r.Form["changes"],
-		Platform: r.FormValue("platform"),
+		Platform: plat,
 	}
 	return progress(w, func(out io.Writer) error { return i.b.ImageImport(ctx, r.Body, p, out) })
 }
