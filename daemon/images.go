@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 
 	"github.com/docker/docker/api/types/filters"
@@ -13,6 +12,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/runconfig"
 )
@@ -79,11 +79,17 @@ func (d *Daemon) imageUsers(id digest.Digest) int {
 	return n
 }
 
-// ImageInspect serves `docker image inspect`.
-func (d *Daemon) ImageInspect(ctx context.Context, ref string) (*imagetypes.InspectResponse, error) {
+// ImageInspect serves `docker image inspect`. With a platform, an image
+// of another platform is not found (an image here has only one).
+func (d *Daemon) ImageInspect(ctx context.Context, ref string, want *ocispec.Platform) (*imagetypes.InspectResponse, error) {
 	img, err := d.images.Get(ref)
 	if err != nil {
 		return nil, err
+	}
+	if want != nil {
+		if err := checkPlatform(ref, img.Config.Platform, *want); err != nil {
+			return nil, err
+		}
 	}
 	resp := d.images.InspectImage(img)
 	return &resp, nil
@@ -112,14 +118,15 @@ func (d *Daemon) ImageImport(ctx context.Context, src io.Reader, p backend.Impor
 	if err := runconfig.ApplyChanges(&cfg, p.Changes); err != nil {
 		return err
 	}
-	if p.Platform != "" && p.Platform != "linux" && p.Platform != "linux/"+runtime.GOARCH {
-		return errdefs.InvalidParameter(fmt.Errorf("platform %q is not supported: this engine runs linux/%s", p.Platform, runtime.GOARCH))
-	}
+	opts := image.ImportOptions{Config: cfg, Comment: p.Message, Platform: p.Platform}
 	ref := p.Repo
 	if ref != "" && p.Tag != "" {
 		ref += ":" + p.Tag
 	}
-	img, err := d.images.Import(ctx, src, ref, cfg, p.Message, out)
+	// No progress while the tar is read, as Docker has it for an import
+	// from the request body: out is written once the image exists, so that
+	// an error before that is the response's status.
+	img, err := d.images.Import(ctx, src, ref, opts, nil)
 	if err != nil {
 		return err
 	}
@@ -133,7 +140,19 @@ func (d *Daemon) ImageLoad(ctx context.Context, src io.Reader, quiet bool, out i
 	return err
 }
 
-// ImageSave serves `docker save`.
-func (d *Daemon) ImageSave(ctx context.Context, names []string, out io.Writer) error {
+// ImageSave serves `docker save`. With a platform, every image named
+// must be of it (an image here has only one platform to pick).
+func (d *Daemon) ImageSave(ctx context.Context, names []string, want *ocispec.Platform, out io.Writer) error {
+	if want != nil {
+		for _, name := range names {
+			img, err := d.images.Get(name)
+			if err != nil {
+				return err
+			}
+			if err := checkPlatform(name, img.Config.Platform, *want); err != nil {
+				return err
+			}
+		}
+	}
 	return d.images.Save(ctx, names, out)
 }

@@ -1,12 +1,12 @@
 package daemon
 
 import (
-	"runtime"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/platform"
 )
 
 func TestCheckImagePlatform(t *testing.T) {
@@ -41,7 +41,7 @@ func TestCheckImagePlatform(t *testing.T) {
 		t.Errorf("got %v; want %q", err, want)
 	}
 	// "linux" alone is this host's architecture.
-	if p, err := parsePlatform("linux"); err != nil || p.Architecture != normalisePlatform(ocispec.Platform{Architecture: runtime.GOARCH}).Architecture {
+	if p, err := parsePlatform("linux"); err != nil || p.Architecture != platform.Default().Architecture {
 		t.Errorf("linux: %+v %v", p, err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/pkg/atomicfile"
@@ -80,14 +79,14 @@ func TestDeleteOnFullDisk(t *testing.T) {
 	root := smallFS(t, "24m")
 	e := newEnvAt(t, root, "")
 	s := e.store
-	big1, err := s.Import(ctx, bytes.NewReader(randomTar(t, "big1", 4<<20)), "big1", ocispec.ImageConfig{}, "", nil)
+	big1, err := s.Import(ctx, bytes.NewReader(randomTar(t, "big1", 4<<20)), "big1", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Import(ctx, bytes.NewReader(randomTar(t, "big2", 4<<20)), "big2", ocispec.ImageConfig{}, "", nil); err != nil {
+	if _, err := s.Import(ctx, bytes.NewReader(randomTar(t, "big2", 4<<20)), "big2", ImportOptions{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	small, err := s.Import(ctx, bytes.NewReader(mkTar(tarFile{"s", "s"})), "small:a", ocispec.ImageConfig{}, "", nil)
+	small, err := s.Import(ctx, bytes.NewReader(mkTar(tarFile{"s", "s"})), "small:a", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"time"
 
 	"github.com/docker/docker/pkg/progress"
 	"github.com/docker/docker/pkg/streamformatter"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/sdengine/engine/pkg/platform"
 )
 
 // importedConfig is the OCI config plus docker's top-level "comment",
@@ -21,10 +22,28 @@ type importedConfig struct {
 	Comment string `json:"comment,omitempty"`
 }
 
+// ImportOptions is what an import says of the image besides its rootfs.
+type ImportOptions struct {
+	Config  ocispec.ImageConfig
+	Comment string
+	// Platform is the image's os/architecture/variant; an empty OS or
+	// architecture is this engine's own (platform.Default).
+	Platform ocispec.Platform
+}
+
 // Import turns a rootfs tar (optionally gzip-compressed) into a one-layer
 // image, tagged ref when ref is not empty. It stops at the reserve of free
 // space (SetMinFreeSpace), leaving nothing behind.
-func (s *Store) Import(ctx context.Context, r io.Reader, ref string, cfg ocispec.ImageConfig, comment string, out io.Writer) (*Image, error) {
+func (s *Store) Import(ctx context.Context, r io.Reader, ref string, opts ImportOptions, out io.Writer) (*Image, error) {
+	plat := opts.Platform
+	if plat.OS == "" || plat.Architecture == "" {
+		plat = platform.Default()
+	}
+	// An image is only ever of an OS this engine runs, as Docker's own
+	// image store has it.
+	if err := platform.CheckOS(plat.OS); err != nil {
+		return nil, err
+	}
 	var tags []string
 	if ref != "" {
 		t, err := normalizeTag(ref)
@@ -48,12 +67,12 @@ func (s *Store) Import(ctx context.Context, r io.Reader, ref string, cfg ocispec
 	conf := importedConfig{
 		Image: ocispec.Image{
 			Created:  &now,
-			Platform: ocispec.Platform{Architecture: runtime.GOARCH, OS: "linux"},
-			Config:   cfg,
+			Platform: ocispec.Platform{OS: plat.OS, Architecture: plat.Architecture, Variant: plat.Variant, OSVersion: plat.OSVersion},
+			Config:   opts.Config,
 			RootFS:   ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{l.DiffID}},
-			History:  []ocispec.History{{Created: &now, CreatedBy: "", Comment: comment}},
+			History:  []ocispec.History{{Created: &now, CreatedBy: "", Comment: opts.Comment}},
 		},
-		Comment: comment,
+		Comment: opts.Comment,
 	}
 	raw, err := json.Marshal(conf)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
@@ -20,6 +19,7 @@ import (
 	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/archive"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/platform"
 )
 
 const (
@@ -323,5 +323,5 @@ func resolveManifest(dir string, desc ocispec.Descriptor, depth int) (*ocispec.M
 }
 
 func platformMatches(p *ocispec.Platform) bool {
-	return p == nil || (p.OS == "linux" && p.Architecture == runtime.GOARCH)
+	return p == nil || platform.Matches(platform.Default(), *p)
 }

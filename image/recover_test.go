@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/opencontainers/go-digest"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // driverDirs lists the graph driver's layer directories.
@@ -44,7 +43,7 @@ func TestRecoverInterruptedLayers(t *testing.T) {
 		t.Run(driver, func(t *testing.T) {
 			e := newEnv(t, driver)
 			s := e.store
-			keep, err := s.Import(ctx, bytes.NewReader(mkTar(tarFile{"kept", "yes"})), "keep", ocispec.ImageConfig{}, "", nil)
+			keep, err := s.Import(ctx, bytes.NewReader(mkTar(tarFile{"kept", "yes"})), "keep", ImportOptions{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +117,7 @@ func TestRecoverInterruptedLayers(t *testing.T) {
 // names: it goes at the next open.
 func TestRecoverInterruptedRemoval(t *testing.T) {
 	e := newEnv(t, "")
-	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"f", "x"})), "x", ocispec.ImageConfig{}, "", nil)
+	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"f", "x"})), "x", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +148,7 @@ func TestRecoverInterruptedRemoval(t *testing.T) {
 // removal at that open, since what it names is unknown.
 func TestRecoverKeepsWhatItCannotJudge(t *testing.T) {
 	e := newEnv(t, "")
-	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"f", "x"})), "x", ocispec.ImageConfig{}, "", nil)
+	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"f", "x"})), "x", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,12 +201,12 @@ func TestRecoverKeepsWhatItCannotJudge(t *testing.T) {
 // next open; one killed before the config leaves neither image nor tags.
 func TestRecoverTagIntents(t *testing.T) {
 	e := newEnv(t, "")
-	old, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"old", "o"})), "app:v1", ocispec.ImageConfig{}, "", nil)
+	old, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"old", "o"})), "app:v1", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// As registerImage leaves it at load-before-tag: intent, config, no tag.
-	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"new", "n"})), "", ocispec.ImageConfig{}, "", nil)
+	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"new", "n"})), "", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-
 	"github.com/sdengine/engine/pkg/fsreserve"
 )
 
@@ -62,7 +60,7 @@ func TestReserveStopsGzipBomb(t *testing.T) {
 
 	for name, op := range map[string]func() error{
 		"import": func() error {
-			_, err := e.store.Import(ctx, bytes.NewReader(bomb), "bomb", ocispec.ImageConfig{}, "", nil)
+			_, err := e.store.Import(ctx, bytes.NewReader(bomb), "bomb", ImportOptions{}, nil)
 			return err
 		},
 		"load": func() error {
@@ -87,12 +85,12 @@ func TestReserveStopsGzipBomb(t *testing.T) {
 			}
 		}
 	}
-	if _, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"small", "s"})), "small", ocispec.ImageConfig{}, "", nil); err != nil {
+	if _, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"small", "s"})), "small", ImportOptions{}, nil); err != nil {
 		t.Fatalf("small import after the bomb: %v", err)
 	}
 	// Already below the reserve: refused before anything is written.
 	fill(t, filepath.Join(root, "filler"))
-	_, err = e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"x", "x"})), "", ocispec.ImageConfig{}, "", nil)
+	_, err = e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"x", "x"})), "", ImportOptions{}, nil)
 	if !fsreserve.IsError(err) {
 		t.Fatalf("import on a full disk: %v", err)
 	}

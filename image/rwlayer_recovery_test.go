@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"os"
 	"testing"
-
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // A writable layer whose record was never written (a create cut short)
@@ -15,7 +13,7 @@ func TestDiscardRWLayer(t *testing.T) {
 	for _, driver := range []string{"overlay2", "vfs"} {
 		t.Run(driver, func(t *testing.T) {
 			e := newEnv(t, driver)
-			img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"a", "a"})), "a", ocispec.ImageConfig{}, "", nil)
+			img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"a", "a"})), "a", ImportOptions{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

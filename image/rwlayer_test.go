@@ -3,15 +3,13 @@ package image
 import (
 	"bytes"
 	"testing"
-
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // Once the writable layer of a container the daemon has no record of is
 // discarded (at a restart), rmi frees its image's layers.
 func TestDiscardedRWLayerFreesImage(t *testing.T) {
 	e := newEnv(t, "")
-	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"f", "x"})), "x", ocispec.ImageConfig{}, "", nil)
+	img, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"f", "x"})), "x", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

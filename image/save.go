@@ -33,6 +33,11 @@ type savedImage struct {
 // Layer tars are replayed from the layer's directory and its recorded
 // headers rather than re-tarred, because only the original byte stream
 // hashes to the diff IDs in the config that `docker load` verifies.
+//
+// An image's config and layer blobs carry the image's creation time as
+// their modification time, as Docker writes them (the first image to
+// write a shared layer gives it its time); everything else has the
+// epoch, which keeps the archive deterministic.
 func (s *Store) Save(ctx context.Context, refs []string, w io.Writer) error {
 	saved, err := s.collect(refs)
 	if err != nil {
@@ -51,12 +56,12 @@ func (s *Store) Save(ctx context.Context, refs []string, w io.Writer) error {
 		}
 	}
 	written := map[digest.Digest]bool{}
-	writeBlob := func(d digest.Digest, data []byte) error {
+	writeBlob := func(d digest.Digest, data []byte, mtime time.Time) error {
 		if written[d] {
 			return nil
 		}
 		written[d] = true
-		return writeFile(tw, "blobs/sha256/"+d.Encoded(), data)
+		return writeFile(tw, "blobs/sha256/"+d.Encoded(), data, mtime)
 	}
 
 	var manifest []manifestEntry
@@ -65,7 +70,13 @@ func (s *Store) Save(ctx context.Context, refs []string, w io.Writer) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := writeBlob(si.img.id, si.img.raw); err != nil {
+		created := now
+		if c := si.img.config.Created; c != nil {
+			// Truncated, not rounded (tar's default), so that the second
+			// is the one the config's own time names.
+			created = c.Truncate(time.Second)
+		}
+		if err := writeBlob(si.img.id, si.img.raw, created); err != nil {
 			return err
 		}
 		m := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
@@ -75,7 +86,7 @@ func (s *Store) Save(ctx context.Context, refs []string, w io.Writer) error {
 		for _, l := range si.layers {
 			if !written[l.DiffID] {
 				written[l.DiffID] = true
-				if err := s.writeLayer(tw, l); err != nil {
+				if err := s.writeLayer(tw, l, created); err != nil {
 					return err
 				}
 			}
@@ -87,7 +98,7 @@ func (s *Store) Save(ctx context.Context, refs []string, w io.Writer) error {
 			return err
 		}
 		md := digest.FromBytes(mraw)
-		if err := writeBlob(md, mraw); err != nil {
+		if err := writeBlob(md, mraw, now); err != nil {
 			return err
 		}
 		desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: md, Size: int64(len(mraw))}
@@ -111,7 +122,7 @@ func (s *Store) Save(ctx context.Context, refs []string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFile(tw, f.name, data); err != nil {
+		if err := writeFile(tw, f.name, data, now); err != nil {
 			return err
 		}
 	}
@@ -151,8 +162,8 @@ func (s *Store) collect(refs []string) ([]savedImage, error) {
 	return out, nil
 }
 
-func writeFile(tw *tar.Writer, name string, data []byte) error {
-	if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0)}); err != nil {
+func writeFile(tw *tar.Writer, name string, data []byte, mtime time.Time) error {
+	if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data)), ModTime: mtime}); err != nil {
 		return err
 	}
 	_, err := tw.Write(data)
@@ -161,7 +172,7 @@ func writeFile(tw *tar.Writer, name string, data []byte) error {
 
 // writeLayer streams the layer's original tar into tw and fails if the
 // result does not hash to the diff ID (e.g. the layer dir was modified).
-func (s *Store) writeLayer(tw *tar.Writer, l layer) error {
+func (s *Store) writeLayer(tw *tar.Writer, l layer, mtime time.Time) error {
 	f, err := os.Open(s.layerRecord(l.ChainID))
 	if err != nil {
 		return fmt.Errorf("save layer %s: %w", l.DiffID, err)
@@ -172,7 +183,7 @@ func (s *Store) writeLayer(tw *tar.Writer, l layer) error {
 		return fmt.Errorf("save layer %s: %w", l.DiffID, err)
 	}
 	if err := tw.WriteHeader(&tar.Header{Name: "blobs/sha256/" + l.DiffID.Encoded(), Typeflag: tar.TypeReg,
-		Mode: 0o644, Size: l.TarSize, ModTime: time.Unix(0, 0)}); err != nil {
+		Mode: 0o644, Size: l.TarSize, ModTime: mtime}); err != nil {
 		return err
 	}
 	h := sha256.New()

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/distribution/reference"
 	units "github.com/docker/go-units"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -273,6 +274,11 @@ func (s *Store) resolveLocked(ref string) (*image, string, error) {
 			return img, "", nil
 		}
 		return nil, "", notFound
+	}
+	// What is neither an ID nor a reference is refused, as Docker refuses
+	// it ("busybox:sha256:<id>": invalid reference format), not missed.
+	if _, err := reference.ParseAnyReference(ref); err != nil {
+		return nil, "", errdefs.InvalidParameter(err)
 	}
 	if !prefixed {
 		if tag, err := normalizeTag(ref); err == nil {

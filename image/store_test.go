@@ -21,11 +21,11 @@ func TestImportTagLookupDelete(t *testing.T) {
 	s := e.store
 	rootfs := mkTar(tarFile{"bin/", ""}, tarFile{"bin/sh", "#!"}, tarFile{"etc/os-release", "ID=test"})
 
-	if _, err := s.Import(ctx, bytes.NewReader(rootfs), "Bad/Name", ocispec.ImageConfig{}, "", nil); !errdefs.IsInvalidParameter(err) {
+	if _, err := s.Import(ctx, bytes.NewReader(rootfs), "Bad/Name", ImportOptions{}, nil); !errdefs.IsInvalidParameter(err) {
 		t.Fatalf("uppercase ref: %v", err)
 	}
 	var progress bytes.Buffer
-	img, err := s.Import(ctx, bytes.NewReader(gz(rootfs)), "busybox", ocispec.ImageConfig{Cmd: []string{"sh"}}, "hello", &progress)
+	img, err := s.Import(ctx, bytes.NewReader(gz(rootfs)), "busybox", ImportOptions{Config: ocispec.ImageConfig{Cmd: []string{"sh"}}, Comment: "hello"}, &progress)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestImportTagLookupDelete(t *testing.T) {
 	}
 
 	// A second image makes 1-char prefixes possibly ambiguous; the full ID stays unique.
-	img2, err := s.Import(ctx, bytes.NewReader(mkTar(tarFile{"x", "y"})), "", ocispec.ImageConfig{}, "", nil)
+	img2, err := s.Import(ctx, bytes.NewReader(mkTar(tarFile{"x", "y"})), "", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,11 +229,11 @@ func TestHostileLoad(t *testing.T) {
 
 func TestCorruptMetadata(t *testing.T) {
 	e := newEnv(t, "")
-	a, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"a", "a"})), "a", ocispec.ImageConfig{}, "", nil)
+	a, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"a", "a"})), "a", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"b", "b"})), "b", ocispec.ImageConfig{}, "", nil)
+	b, err := e.store.Import(ctx, bytes.NewReader(mkTar(tarFile{"b", "b"})), "b", ImportOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package image
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/atomicfile"
+	"github.com/sdengine/engine/pkg/errdefs"
 )
 
 // repositoriesFile mirrors docker's repositories.json:
@@ -81,6 +83,10 @@ func (s *Store) Tag(ref string, newRef string) error {
 	tag, err := normalizeTag(newRef)
 	if err != nil {
 		return err
+	}
+	// "sha256:x" would read as an image ID prefix.
+	if repo, _ := splitTag(tag); repo == string(digest.Canonical) {
+		return errdefs.InvalidParameter(errors.New("refusing to create an ambiguous tag using digest algorithm as name"))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

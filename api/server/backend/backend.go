@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // System serves /_ping, /version and /info.
@@ -119,18 +120,20 @@ type ExecInspect struct {
 type ImportParams struct {
 	Repo, Tag, Message string
 	Changes            []string
-	Platform           string
+	Platform           ocispec.Platform // the zero value is the engine's own
 }
 
 // Images serves /images/...
 type Images interface {
 	ImageList(ctx context.Context, all bool, f filters.Args) ([]*imagetypes.Summary, error)
-	ImageInspect(ctx context.Context, ref string) (*imagetypes.InspectResponse, error)
+	// ImageInspect and ImageSave refuse (NotFound) an image that is not of
+	// platform, when one is given.
+	ImageInspect(ctx context.Context, ref string, platform *ocispec.Platform) (*imagetypes.InspectResponse, error)
 	ImageTag(ctx context.Context, source, repo, tag string) error
 	ImageDelete(ctx context.Context, ref string, force, prune bool) ([]imagetypes.DeleteResponse, error)
 	ImageImport(ctx context.Context, src io.Reader, p ImportParams, out io.Writer) error
 	ImageLoad(ctx context.Context, src io.Reader, quiet bool, out io.Writer) error
-	ImageSave(ctx context.Context, names []string, out io.Writer) error
+	ImageSave(ctx context.Context, names []string, platform *ocispec.Platform, out io.Writer) error
 }
 
 // Backend is everything the API serves.

@@ -3,16 +3,20 @@ package image
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
+	"io"
 	"net/http"
 
+	"github.com/docker/docker/api/types/versions"
 	"github.com/docker/docker/pkg/streamformatter"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/api/server/httputils"
 	"github.com/sdengine/engine/api/server/router"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/platform"
 )
 
 type imageRouter struct{ b backend.Images }
@@ -48,8 +52,17 @@ func (i *imageRouter) list(ctx context.Context, w http.ResponseWriter, r *http.R
 	return httputils.WriteJSON(w, http.StatusOK, list)
 }
 
-func (i *imageRouter) inspect(ctx context.Context, w http.ResponseWriter, _ *http.Request, vars map[string]string) error {
-	img, err := i.b.ImageInspect(ctx, vars["name"])
+func (i *imageRouter) inspect(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	var want *ocispec.Platform
+	// ?platform= (JSON) came with API 1.49.
+	if s := r.Form.Get("platform"); s != "" && versions.GreaterThanOrEqualTo(httputils.VersionFromContext(ctx), "1.49") {
+		p, err := platform.Decode(s)
+		if err != nil {
+			return err
+		}
+		want = &p
+	}
+	img, err := i.b.ImageInspect(ctx, vars["name"], want)
 	if err != nil {
 		return err
 	}
@@ -75,6 +88,16 @@ func (i *imageRouter) remove(ctx context.Context, w http.ResponseWriter, r *http
 // create is POST /images/create: an import (fromSrc) here; a pull
 // (fromImage) is not built yet.
 func (i *imageRouter) create(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	// The platform is read first, for a pull as for an import: one that is
+	// no platform is a 400 whatever else the request asks.
+	var plat ocispec.Platform
+	if s := r.FormValue("platform"); s != "" {
+		p, err := platform.Parse(s)
+		if err != nil {
+			return err
+		}
+		plat = p
+	}
 	src := r.FormValue("fromSrc")
 	if src == "" {
 		if r.FormValue("fromImage") != "" {
@@ -90,69 +113,71 @@ func (i *imageRouter) create(ctx context.Context, w http.ResponseWriter, r *http
 		Tag:      r.FormValue("tag"),
 		Message:  r.FormValue("message"),
 		Changes:  r.Form["changes"],
-		Platform: r.FormValue("platform"),
+		Platform: plat,
 	}
-	startProgress(w)
-	out := flushWriter{w}
-	if err := i.b.ImageImport(ctx, r.Body, p, out); err != nil {
-		// Headers are gone: the error travels in the progress stream, as Docker does.
-		_, _ = out.Write(streamformatter.FormatError(err))
-	}
-	return nil
+	return progress(w, func(out io.Writer) error { return i.b.ImageImport(ctx, r.Body, p, out) })
 }
 
 func (i *imageRouter) load(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
 	quiet := httputils.BoolValue(r, "quiet")
-	startProgress(w)
-	out := flushWriter{w}
-	if err := i.b.ImageLoad(ctx, r.Body, quiet, out); err != nil {
+	return progress(w, func(out io.Writer) error { return i.b.ImageLoad(ctx, r.Body, quiet, out) })
+}
+
+// progress runs an import or a load that reports on a JSON progress
+// stream. Both read the request body to its end before they write (as
+// Docker's do), so the response waits for the work: a client that goes
+// on without reading it finds the image there, and an error before the
+// first message is the response's status (a refused platform is a 400).
+// An error after it travels in the stream, as Docker sends it.
+func progress(w http.ResponseWriter, run func(out io.Writer) error) error {
+	w.Header().Set("Content-Type", "application/json")
+	out := &lazyHeaderWriter{w: w, flush: true}
+	if err := run(out); err != nil {
+		if !out.started {
+			return err
+		}
 		_, _ = out.Write(streamformatter.FormatError(err))
 	}
 	return nil
 }
 
-func (i *imageRouter) saveOne(ctx context.Context, w http.ResponseWriter, _ *http.Request, vars map[string]string) error {
-	return i.save(ctx, w, []string{vars["name"]})
+func (i *imageRouter) saveOne(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	return i.save(ctx, w, r, []string{vars["name"]})
 }
 
 func (i *imageRouter) saveMany(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
-	return i.save(ctx, w, r.Form["names"])
+	return i.save(ctx, w, r, r.Form["names"])
 }
 
-func (i *imageRouter) save(ctx context.Context, w http.ResponseWriter, names []string) error {
+func (i *imageRouter) save(ctx context.Context, w http.ResponseWriter, r *http.Request, names []string) error {
 	if len(names) == 0 {
 		return errdefs.InvalidParameter(fmt.Errorf("no image names given"))
 	}
+	var want *ocispec.Platform
+	// ?platform= (JSON) came with API 1.48; Docker takes one at most.
+	if versions.GreaterThanOrEqualTo(httputils.VersionFromContext(ctx), "1.48") {
+		switch ps := r.Form["platform"]; {
+		case len(ps) > 1:
+			return errdefs.InvalidParameter(errors.New("multiple platform parameters not supported"))
+		case len(ps) == 1:
+			p, err := platform.Decode(ps[0])
+			if err != nil {
+				return err
+			}
+			want = &p
+		}
+	}
 	w.Header().Set("Content-Type", "application/x-tar")
-	return i.b.ImageSave(ctx, names, &lazyHeaderWriter{w: w})
-}
-
-// startProgress sends the headers of a progress stream. The request body
-// (the tar) is still being read while progress goes out, which net/http
-// allows only in full-duplex mode.
-func startProgress(w http.ResponseWriter) {
-	if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
-		slog.Debug("full duplex not available", "err", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-}
-
-// flushWriter pushes each progress message to the client at once.
-type flushWriter struct{ w http.ResponseWriter }
-
-func (f flushWriter) Write(p []byte) (int, error) {
-	n, err := f.w.Write(p)
-	if fl, ok := f.w.(http.Flusher); ok {
-		fl.Flush()
-	}
-	return n, err
+	return i.b.ImageSave(ctx, names, want, &lazyHeaderWriter{w: w})
 }
 
 // lazyHeaderWriter leaves the status unsent until the first byte, so that
-// a save that fails before writing (no such image) still gets its 404.
+// a request that fails before writing (no such image) still gets its
+// status. With flush, each write goes to the client at once (progress
+// messages).
 type lazyHeaderWriter struct {
 	w       http.ResponseWriter
+	flush   bool
 	started bool
 }
 
@@ -161,5 +186,11 @@ func (l *lazyHeaderWriter) Write(p []byte) (int, error) {
 		l.started = true
 		l.w.WriteHeader(http.StatusOK)
 	}
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if l.flush {
+		if fl, ok := l.w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	}
+	return n, err
 }
