@@ -42,9 +42,12 @@ type Image struct {
 	Config    ocispec.Image
 	RawConfig []byte
 	RepoTags  []string
-	Size      int64 // sum of layer sizes
-	Created   time.Time
-	Layers    []digest.Digest // diff IDs
+	// RepoDigests are the "name@sha256:..." references a pull or push
+	// recorded for the image (registry.go).
+	RepoDigests []string
+	Size        int64 // sum of layer sizes
+	Created     time.Time
+	Layers      []digest.Digest // diff IDs
 }
 
 type image struct {
@@ -69,6 +72,9 @@ type Store struct {
 	tagsStale bool
 	// reserve is the free space image writes leave (set once, at start).
 	reserve fsreserve.Reserve
+	// distMeta is the registry metadata (registry.go), read at first use.
+	distOnce sync.Once
+	distMeta *distMeta
 }
 
 func (s *Store) imageDir() string  { return filepath.Join(s.root, "imagedb", "sha256") }
@@ -247,6 +253,7 @@ func (s *Store) snapshot(img *image) *Image {
 		}
 	}
 	sort.Strings(out.RepoTags)
+	out.RepoDigests = s.repoDigestsLocked(img.id)
 	return out
 }
 
@@ -273,6 +280,9 @@ func (s *Store) resolveLocked(ref string) (*image, string, error) {
 			return img, "", nil
 		}
 		return nil, "", notFound
+	}
+	if img := s.resolveRepoDigestLocked(ref); img != nil {
+		return img, "", nil
 	}
 	if !prefixed {
 		if tag, err := normalizeTag(ref); err == nil {
