@@ -42,6 +42,8 @@ import (
 type BlobRef struct {
 	Digest digest.Digest `json:"digest"`
 	Repo   string        `json:"repo"`
+	// MediaType is the blob's, as the manifest it came from named it.
+	MediaType string `json:"mediaType,omitempty"`
 }
 
 // maxBlobRefs bounds what is remembered per layer (the newest win).
@@ -292,4 +294,11 @@ func (s *Store) OpenLayer(diffIDs []digest.Digest, n int) (io.ReadCloser, int64,
 		pw.Close()
 	}()
 	return pr, copyL.TarSize, nil
+}
+
+// TempDir makes a scratch directory for a pull inside the store, on the
+// same filesystem as its layers; the store wipes its scratch space at
+// start, so a killed daemon leaves nothing there.
+func (s *Store) TempDir(prefix string) (string, error) {
+	return os.MkdirTemp(s.tmpDir(), prefix)
 }
