@@ -2,8 +2,6 @@ package distribution
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,26 +15,6 @@ import (
 
 	"github.com/sdengine/engine/pkg/errdefs"
 )
-
-// DecodeAuthHeader decodes X-Registry-Auth: base64url JSON of an
-// AuthConfig (padded or not, as clients differ). Empty is anonymous.
-func DecodeAuthHeader(h string) (registry.AuthConfig, error) {
-	var ac registry.AuthConfig
-	if h == "" {
-		return ac, nil
-	}
-	data, err := base64.URLEncoding.DecodeString(h)
-	if err != nil {
-		data, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(h, "="))
-	}
-	if err != nil {
-		return ac, errdefs.InvalidParameter(fmt.Errorf("invalid X-Registry-Auth header: %w", err))
-	}
-	if err := json.Unmarshal(data, &ac); err != nil {
-		return ac, errdefs.InvalidParameter(fmt.Errorf("invalid X-Registry-Auth header: %w", err))
-	}
-	return ac, nil
-}
 
 // loginHost is the registry an AuthConfig's ServerAddress names, Docker
 // Hub when empty ("https://index.docker.io/v1/" is the CLI's name for it).
