@@ -16,8 +16,8 @@ import (
 	"github.com/sdengine/engine/daemon/config"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/native"
-	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/distribution"
+	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/image/graphdriver"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
