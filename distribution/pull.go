@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/distribution/reference"
@@ -18,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -168,7 +171,14 @@ func (s *Service) resolveOn(ctx context.Context, ep endpoint, named reference.Na
 	opts := s.remoteOptions(ctx, ep, ac)
 	desc, err := remote.Get(ref, opts...)
 	if err != nil {
-		return nil, pullError(err, named, hasAuth(ac) && !ep.mirror)
+		err = pullError(err, named, hasAuth(ac) && !ep.mirror)
+		if errdefs.IsNotFound(err) && !repoExists(repo, opts) {
+			// The distribution registry says "manifest unknown" for a
+			// repository it does not have: Docker's answer is about the
+			// repository.
+			err = errdefs.NotFound(fmt.Errorf("pull access denied for %s, repository does not exist or may require 'docker login'", reference.FamiliarName(named)))
+		}
+		return nil, err
 	}
 	r := &resolved{ep: ep, repo: repo, top: digest.Digest(desc.Digest.String())}
 	switch desc.MediaType {
@@ -301,6 +311,19 @@ func (s *Service) pullOne(ctx context.Context, named reference.Named, plat v1.Pl
 	return !tagged || before != id.String() || first < len(chains), nil
 }
 
+// repoExists asks for the repository's tags: a registry that does not
+// know it says so (NAME_UNKNOWN, or 404/401). Other failures count as
+// existing, so the manifest's own error stands.
+func repoExists(repo name.Repository, opts []remote.Option) bool {
+	_, err := remote.List(repo, opts...)
+	var te *transport.Error
+	if errors.As(err, &te) {
+		return !(hasCode(te, transport.NameUnknownErrorCode) || te.StatusCode == http.StatusNotFound ||
+			te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden)
+	}
+	return true
+}
+
 func layerID(d v1.Descriptor) string { return stringid.TruncateID(d.Digest.Hex) }
 
 // fetchLayers downloads layers first.. in parallel (maxDownloads at a
@@ -404,6 +427,10 @@ func (s *Service) download(ctx context.Context, r *resolved, desc v1.Descriptor,
 	_, err = io.Copy(sp, pr)
 	pr.Close()
 	if err != nil {
+		if strings.Contains(err.Error(), "error verifying") {
+			// go-containerregistry's size or digest check at the end.
+			return fmt.Errorf("filesystem layer verification failed for digest %s: %w", desc.Digest, err)
+		}
 		return fmt.Errorf("download %s: %w", desc.Digest, err)
 	}
 	progress.Update(pout, id, "Verifying Checksum")
