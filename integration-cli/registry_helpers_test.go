@@ -113,9 +113,3 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
-
-// blobPath is where the registry keeps a blob's bytes.
-func (r *testRegistry) blobPath(digest string) string {
-	hex := digest[len("sha256:"):]
-	return filepath.Join(r.Storage, "docker", "registry", "v2", "blobs", "sha256", hex[:2], hex, "data")
-}
