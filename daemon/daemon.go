@@ -16,6 +16,7 @@ import (
 	"github.com/sdengine/engine/daemon/config"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/native"
+	"github.com/sdengine/engine/distribution"
 	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/image/graphdriver"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -26,6 +27,7 @@ type Daemon struct {
 	cfg        *config.Config
 	containers *container.Store
 	images     *image.Store
+	registry   *distribution.Service
 	driver     execdriver.Driver
 	// cgroupDriver is "systemd" or "cgroupfs", decided at start-up.
 	cgroupDriver string
@@ -61,6 +63,10 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		return nil, fmt.Errorf("image store: %w", err)
 	}
 	images.SetMinFreeSpace(reserve)
+	registry, err := distribution.New(distribution.Config{InsecureRegistries: cfg.InsecureRegistries, Mirrors: cfg.RegistryMirrors}, images)
+	if err != nil {
+		return nil, err
+	}
 	containers, err := container.NewStore(filepath.Join(cfg.Root, "containers"))
 	if err != nil {
 		return nil, err
@@ -78,6 +84,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		cfg:          cfg,
 		containers:   containers,
 		images:       images,
+		registry:     registry,
 		driver:       driver,
 		cgroupDriver: cgDriver,
 		machines:     newMachineRegistry(),

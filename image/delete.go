@@ -104,6 +104,7 @@ func (s *Store) deleteImageLocked(img *image, tags []string) ([]imagetypes.Delet
 	}
 	crashpoint.Hit("rmi-after-image-config")
 	delete(s.images, img.id)
+	s.forgetImageLocked(img.id)
 	var resp []imagetypes.DeleteResponse
 	for _, t := range tags {
 		delete(s.tags, t)

@@ -33,7 +33,7 @@ func (s *Store) InspectImage(img *Image) imagetypes.InspectResponse {
 	resp := imagetypes.InspectResponse{
 		ID:           img.ID.String(),
 		RepoTags:     tags,
-		RepoDigests:  []string{},
+		RepoDigests:  repoDigests(img),
 		Comment:      ext.Comment,
 		Created:      img.Created.UTC().Format(time.RFC3339Nano),
 		Author:       img.Config.Author,
@@ -81,11 +81,18 @@ func (s *Store) Summary(img *Image) imagetypes.Summary {
 	return imagetypes.Summary{
 		ID:          img.ID.String(),
 		RepoTags:    tags,
-		RepoDigests: []string{},
+		RepoDigests: repoDigests(img),
 		Created:     img.Created.Unix(),
 		Size:        img.Size,
 		SharedSize:  -1,
 		Containers:  -1,
 		Labels:      img.Config.Config.Labels,
 	}
+}
+
+func repoDigests(img *Image) []string {
+	if img.RepoDigests == nil {
+		return []string{}
+	}
+	return img.RepoDigests
 }

@@ -43,9 +43,12 @@ type Image struct {
 	Config    ocispec.Image
 	RawConfig []byte
 	RepoTags  []string
-	Size      int64 // sum of layer sizes
-	Created   time.Time
-	Layers    []digest.Digest // diff IDs
+	// RepoDigests are the "name@sha256:..." references a pull or push
+	// recorded for the image (registry.go).
+	RepoDigests []string
+	Size        int64 // sum of layer sizes
+	Created     time.Time
+	Layers      []digest.Digest // diff IDs
 }
 
 type image struct {
@@ -70,6 +73,9 @@ type Store struct {
 	tagsStale bool
 	// reserve is the free space image writes leave (set once, at start).
 	reserve fsreserve.Reserve
+	// distMeta is the registry metadata (registry.go), read at first use.
+	distOnce sync.Once
+	distMeta *distMeta
 }
 
 func (s *Store) imageDir() string  { return filepath.Join(s.root, "imagedb", "sha256") }
@@ -248,6 +254,7 @@ func (s *Store) snapshot(img *image) *Image {
 		}
 	}
 	sort.Strings(out.RepoTags)
+	out.RepoDigests = s.repoDigestsLocked(img.id)
 	return out
 }
 
@@ -279,6 +286,9 @@ func (s *Store) resolveLocked(ref string) (*image, string, error) {
 	// it ("busybox:sha256:<id>": invalid reference format), not missed.
 	if _, err := reference.ParseAnyReference(ref); err != nil {
 		return nil, "", errdefs.InvalidParameter(err)
+	}
+	if img := s.resolveRepoDigestLocked(ref); img != nil {
+		return img, "", nil
 	}
 	if !prefixed {
 		if tag, err := normalizeTag(ref); err == nil {

@@ -123,7 +123,7 @@ func TestNotImplementedNamesThePathAsSent(t *testing.T) {
 		{"GET", "/v1.51/containers/abc/export", "GET /v1.51/containers/abc/export is not implemented by this engine yet"},
 		{"GET", "/containers/abc/export", "GET /containers/abc/export is not implemented by this engine yet"},
 		{"GET", "/v1.44/containers/a%2Fb/export?x=1", "GET /v1.44/containers/a%2Fb/export is not implemented by this engine yet"},
-		{"POST", "/v1.51/images/docker.io/library/busybox:1.36/push", "POST /v1.51/images/docker.io/library/busybox:1.36/push is not implemented by this engine yet"},
+		{"GET", "/v1.51/images/docker.io/library/busybox:1.36/history", "GET /v1.51/images/docker.io/library/busybox:1.36/history is not implemented by this engine yet"},
 		{"DELETE", "/v1.51/volumes/myvol", "DELETE /v1.51/volumes/myvol is not implemented by this engine yet"},
 		{"HEAD", "/v1.51/containers/abc/archive?path=/etc", "HEAD /v1.51/containers/abc/archive is not implemented by this engine yet"},
 		{"GET", "/v1.51/volumes", "GET /v1.51/volumes is not implemented by this engine yet"},

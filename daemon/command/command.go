@@ -22,6 +22,7 @@ import (
 
 	"github.com/sdengine/engine/api/server"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
+	distributionrouter "github.com/sdengine/engine/api/server/router/distribution"
 	imagerouter "github.com/sdengine/engine/api/server/router/image"
 	networkrouter "github.com/sdengine/engine/api/server/router/network"
 	pluginrouter "github.com/sdengine/engine/api/server/router/plugin"
@@ -85,6 +86,8 @@ func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
 	f.StringSliceVar(&flagCfg.HooksDirs, "hooks-dir", config.DefaultHooksDirs, "Directories searched for prestart/poststop hooks")
 	f.StringVar(&flagCfg.MinFreeSpace, "min-free-space", config.DefaultMinFreeSpace,
 		`Free space image import and load leave on the data root's filesystem: a percentage of it ("5%") or a size ("2GB"); "0" for none`)
+	f.StringSliceVar(&flagCfg.InsecureRegistries, "insecure-registry", nil, "Enable insecure registry communication (plain HTTP, unverified TLS)")
+	f.StringSliceVar(&flagCfg.RegistryMirrors, "registry-mirror", nil, "Preferred registry mirror for Docker Hub names")
 	f.BoolVar(flagCfg.TLS, "tls", false, "Use TLS; implied by --tlsverify")
 	f.BoolVar(flagCfg.TLSVerify, "tlsverify", false, "Use TLS and verify the remote")
 	f.StringVar(&flagCfg.TLSCACert, "tlscacert", flagCfg.TLSCACert, "Trust certs signed only by this CA")
@@ -116,6 +119,8 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"group", "group", cfg.Group != config.DefaultGroup, func() { cfg.Group = flags.Group }},
 		{"hooks-dir", "hooks-dirs", false, func() { cfg.HooksDirs = flags.HooksDirs }},
 		{"min-free-space", "min-free-space", cfg.MinFreeSpace != config.DefaultMinFreeSpace, func() { cfg.MinFreeSpace = flags.MinFreeSpace }},
+		{"insecure-registry", "insecure-registries", len(cfg.InsecureRegistries) > 0, func() { cfg.InsecureRegistries = flags.InsecureRegistries }},
+		{"registry-mirror", "registry-mirrors", len(cfg.RegistryMirrors) > 0, func() { cfg.RegistryMirrors = flags.RegistryMirrors }},
 		{"tls", "tls", cfg.TLS != nil, func() { cfg.TLS = flags.TLS }},
 		{"tlsverify", "tlsverify", cfg.TLSVerify != nil, func() { cfg.TLSVerify = flags.TLSVerify }},
 		{"tlscacert", "tlscacert", cfg.TLSCACert != def.TLSCACert, func() { cfg.TLSCACert = flags.TLSCACert }},
@@ -186,7 +191,7 @@ func run(cfg *config.Config, tlsConf *tls.Config) error {
 		return err
 	}
 	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d),
-		networkrouter.New(d), volumerouter.New(), pluginrouter.New())
+		distributionrouter.New(d), networkrouter.New(d), volumerouter.New(), pluginrouter.New())
 	listeners, err := listen(cfg, tlsConf)
 	if err != nil {
 		return err

@@ -34,6 +34,11 @@ type Config struct {
 	// MinFreeSpace is the free space image import and load leave on the
 	// data root's filesystem: a percentage of it or a size (pkg/fsreserve).
 	MinFreeSpace string `json:"min-free-space,omitempty"`
+	// Registries (distribution/): those reached over plain HTTP or with an
+	// unverified certificate (hosts or CIDRs; loopback always is), and the
+	// mirrors tried before Docker Hub for its names.
+	InsecureRegistries []string `json:"insecure-registries,omitempty"`
+	RegistryMirrors    []string `json:"registry-mirrors,omitempty"`
 
 	// TLS of the API's TCP sockets (docs/tls.md). Pointers: an explicit
 	// false differs from unset (tls=false is the opt-in to plain HTTP on

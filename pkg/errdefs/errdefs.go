@@ -27,6 +27,7 @@ const (
 	ClassUnavailable
 	ClassForbidden
 	ClassNotModified
+	ClassUnauthorized
 )
 
 type classified struct {
@@ -65,6 +66,9 @@ func Forbidden(err error) error { return wrap(err, ClassForbidden) }
 // NotModified marks err as "nothing to do" (304), e.g. starting a started container.
 func NotModified(err error) error { return wrap(err, ClassNotModified) }
 
+// Unauthorized marks err as credentials a registry refused (401).
+func Unauthorized(err error) error { return wrap(err, ClassUnauthorized) }
+
 // ClassOf returns the outermost class found in err's chain.
 func ClassOf(err error) Class {
 	var c *classified
@@ -101,6 +105,8 @@ func HTTPStatus(err error) int {
 		return http.StatusForbidden
 	case ClassNotModified:
 		return http.StatusNotModified
+	case ClassUnauthorized:
+		return http.StatusUnauthorized
 	}
 	return http.StatusInternalServerError
 }

@@ -86,7 +86,7 @@ func (i *imageRouter) remove(ctx context.Context, w http.ResponseWriter, r *http
 }
 
 // create is POST /images/create: an import (fromSrc) here; a pull
-// (fromImage) is not built yet.
+// (fromImage) in pull.go.
 func (i *imageRouter) create(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
 	// The platform is read first, for a pull as for an import: one that is
 	// no platform is a 400 whatever else the request asks.
@@ -101,7 +101,7 @@ func (i *imageRouter) create(ctx context.Context, w http.ResponseWriter, r *http
 	src := r.FormValue("fromSrc")
 	if src == "" {
 		if r.FormValue("fromImage") != "" {
-			return errdefs.NotImplemented(fmt.Errorf("POST /images/create?fromImage (pull) is not implemented by this engine yet"))
+			return i.pull(ctx, w, r)
 		}
 		return errdefs.InvalidParameter(fmt.Errorf("fromSrc or fromImage is required"))
 	}

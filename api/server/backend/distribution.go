@@ -1,0 +1,27 @@
+package backend
+
+import (
+	"context"
+	"io"
+
+	"github.com/docker/docker/api/types/registry"
+)
+
+// PullParams is a decoded POST /images/create?fromImage=...
+type PullParams struct {
+	FromImage, Tag, Platform string
+	Auth                     registry.AuthConfig
+}
+
+// PushParams is a decoded POST /images/{name}/push.
+type PushParams struct {
+	Name, Tag string
+	Auth      registry.AuthConfig
+}
+
+// Distribution serves what talks to registries: pull, push and login.
+type Distribution interface {
+	ImagePull(ctx context.Context, p PullParams, out io.Writer) error
+	ImagePush(ctx context.Context, p PushParams, out io.Writer) error
+	AuthLogin(ctx context.Context, ac registry.AuthConfig) (registry.AuthenticateOKBody, error)
+}

@@ -1,0 +1,370 @@
+package distribution
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/distribution/reference"
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/registry"
+	"github.com/docker/docker/pkg/progress"
+	"github.com/docker/docker/pkg/stringid"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	ggcrtypes "github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/klauspost/compress/gzip"
+	"github.com/opencontainers/go-digest"
+
+	"github.com/sdengine/engine/image"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// maxUploads is how many layers upload at once (Docker's
+// max-concurrent-uploads default).
+const maxUploads = 5
+
+// PushOptions is a decoded POST /images/{name}/push.
+type PushOptions struct {
+	Name, Tag string
+	Auth      registry.AuthConfig
+}
+
+// Push uploads an image's tag (or, without one, every tag of the
+// repository) as Docker schema 2 manifests, the way Docker pushes.
+func (s *Service) Push(ctx context.Context, o PushOptions, out io.Writer) error {
+	named, err := reference.ParseNormalizedNamed(o.Name)
+	if err != nil {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid reference format: %w", err))
+	}
+	var tags []string
+	switch t, ok := named.(reference.Tagged); {
+	case o.Tag != "":
+		tags = []string{o.Tag}
+	case ok:
+		tags = []string{t.Tag()}
+	default:
+		all, err := s.store.RepoTags(o.Name)
+		if err != nil {
+			return err
+		}
+		for t := range all {
+			tags = append(tags, t)
+		}
+		sort.Strings(tags)
+	}
+	named = reference.TrimNamed(named)
+	if len(tags) == 0 {
+		return errdefs.NotFound(fmt.Errorf("An image does not exist locally with the tag: %s", reference.FamiliarName(named)))
+	}
+	// Every tag must exist before anything is sent.
+	imgs := make([]*image.Image, len(tags))
+	for i, t := range tags {
+		tagged, err := reference.WithTag(named, t)
+		if err != nil {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid tag %q: %w", t, err))
+		}
+		img, err := s.store.Get(refString(tagged))
+		if err != nil {
+			return errdefs.NotFound(fmt.Errorf("An image does not exist locally with the tag: %s", refString(tagged)))
+		}
+		imgs[i] = img
+	}
+	pout := progressOutput(out)
+	progress.Message(pout, "", "The push refers to repository ["+named.Name()+"]")
+	ep := endpoint{host: reference.Domain(named)}
+	repo, err := s.repository(ep, named)
+	if err != nil {
+		return err
+	}
+	p := &pusher{s: s, named: named, repo: repo, opts: s.remoteOptions(ctx, ep, o.Auth), pout: pout}
+	for i, t := range tags {
+		if err := p.pushTag(ctx, t, imgs[i]); err != nil {
+			return pushError(err)
+		}
+	}
+	return nil
+}
+
+type pusher struct {
+	s     *Service
+	named reference.Named
+	repo  name.Repository
+	opts  []remote.Option
+	pout  progress.Output
+}
+
+// schema2 is Docker's image manifest, written as Docker writes it.
+type schema2 struct {
+	SchemaVersion int           `json:"schemaVersion"`
+	MediaType     string        `json:"mediaType"`
+	Config        schema2Desc   `json:"config"`
+	Layers        []schema2Desc `json:"layers"`
+}
+
+type schema2Desc struct {
+	MediaType string        `json:"mediaType"`
+	Size      int64         `json:"size"`
+	Digest    digest.Digest `json:"digest"`
+}
+
+// rawManifest is what remote.Put sends.
+type rawManifest []byte
+
+func (m rawManifest) RawManifest() ([]byte, error) { return m, nil }
+func (m rawManifest) MediaType() (ggcrtypes.MediaType, error) {
+	return ggcrtypes.DockerManifestSchema2, nil
+}
+
+func (p *pusher) pushTag(ctx context.Context, tag string, img *image.Image) error {
+	layers := make([]schema2Desc, len(img.Layers))
+	for _, d := range img.Layers {
+		progress.Update(p.pout, stringid.TruncateID(d.String()), "Preparing")
+	}
+	dir, err := p.s.store.TempDir("push-")
+	if err != nil {
+		return fmt.Errorf("push: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		sem      = make(chan struct{}, maxUploads)
+	)
+	for i := range img.Layers {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			id := stringid.TruncateID(img.Layers[i].String())
+			select {
+			case sem <- struct{}{}:
+			default:
+				progress.Update(p.pout, id, "Waiting")
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+			defer func() { <-sem }()
+			d, err := p.pushLayer(ctx, dir, img, i)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				return
+			}
+			layers[i] = d
+		}(i)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cfg := static.NewLayer(img.RawConfig, ggcrtypes.DockerConfigJSON)
+	if err := remote.WriteLayer(p.repo, cfg, p.opts...); err != nil {
+		return fmt.Errorf("push image config: %w", err)
+	}
+	m := schema2{SchemaVersion: 2, MediaType: string(ggcrtypes.DockerManifestSchema2),
+		Config: schema2Desc{MediaType: string(ggcrtypes.DockerConfigJSON), Size: int64(len(img.RawConfig)), Digest: img.ID},
+		Layers: layers}
+	raw, err := json.MarshalIndent(m, "", "   ")
+	if err != nil {
+		return err
+	}
+	if err := remote.Put(p.repo.Tag(tag), rawManifest(raw), p.opts...); err != nil {
+		return fmt.Errorf("push manifest: %w", err)
+	}
+	dgst := digest.FromBytes(raw)
+	progress.Messagef(p.pout, "", "%s: digest: %s size: %d", tag, dgst, len(raw))
+	progress.Aux(p.pout, types.PushResult{Tag: tag, Digest: dgst.String(), Size: len(raw)})
+	if err := p.s.store.AddRepoDigest(img.ID, reference.FamiliarName(p.named)+"@"+dgst.String()); err != nil {
+		slog.Warn("push: cannot record the repo digest", "err", err)
+	}
+	return nil
+}
+
+// reusable are the blob media types a Docker schema 2 manifest can name.
+var reusable = map[string]bool{string(ggcrtypes.DockerLayer): true, string(ggcrtypes.OCILayer): true, "": true}
+
+// pushLayer makes layer i of img present in the repository: already
+// there, mounted from another repository of the registry that has a blob
+// known to hold it, or compressed and uploaded.
+func (p *pusher) pushLayer(ctx context.Context, dir string, img *image.Image, i int) (schema2Desc, error) {
+	diffID := img.Layers[i]
+	id := stringid.TruncateID(diffID.String())
+	canon := p.named.Name()
+	var others []image.BlobRef
+	for _, ref := range p.s.store.BlobRefs(diffID) {
+		named, err := reference.ParseNormalizedNamed(ref.Repo)
+		if err != nil || reference.Domain(named) != reference.Domain(p.named) || !reusable[ref.MediaType] {
+			continue
+		}
+		if ref.Repo != canon {
+			others = append(others, ref)
+			continue
+		}
+		if size, ok := p.blobExists(p.repo, ref.Digest); ok {
+			progress.Update(p.pout, id, "Layer already exists")
+			return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: ref.Digest}, nil
+		}
+	}
+	for _, ref := range others {
+		named, _ := reference.ParseNormalizedNamed(ref.Repo)
+		src := p.repo.Registry.Repo(reference.Path(named))
+		if size, ok := p.blobExists(p.repo, ref.Digest); ok {
+			progress.Update(p.pout, id, "Layer already exists")
+			return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: ref.Digest}, nil
+		}
+		size, ok := p.blobExists(src, ref.Digest)
+		if !ok {
+			continue
+		}
+		ml := &remote.MountableLayer{Layer: knownBlob{digest: ref.Digest, diffID: diffID, size: size}, Reference: src.Digest(ref.Digest.String())}
+		if err := remote.WriteLayer(p.repo, ml, p.opts...); err != nil {
+			slog.Debug("push: cross-repository mount refused; uploading", "from", ref.Repo, "err", err)
+			continue
+		}
+		progress.Update(p.pout, id, "Mounted from "+reference.Path(named))
+		p.remember(diffID, ref.Digest)
+		return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: ref.Digest}, nil
+	}
+
+	blob, err := p.compress(dir, img, i)
+	if err != nil {
+		return schema2Desc{}, err
+	}
+	defer os.Remove(blob.path)
+	blob.pout, blob.id = p.pout, id
+	if err := remote.WriteLayer(p.repo, blob, p.opts...); err != nil {
+		return schema2Desc{}, fmt.Errorf("push layer %s: %w", diffID, err)
+	}
+	progress.Update(p.pout, id, "Pushed")
+	p.remember(diffID, blob.digest)
+	return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: blob.size, Digest: blob.digest}, nil
+}
+
+func (p *pusher) remember(diffID, blob digest.Digest) {
+	if err := p.s.store.AddBlobRef(diffID, image.BlobRef{Digest: blob, Repo: p.named.Name(), MediaType: string(ggcrtypes.DockerLayer)}); err != nil {
+		slog.Warn("push: cannot record where a layer went", "err", err)
+	}
+}
+
+// blobExists asks the registry (HEAD) whether repo has the blob.
+func (p *pusher) blobExists(repo name.Repository, d digest.Digest) (int64, bool) {
+	l, err := remote.Layer(repo.Digest(d.String()), p.opts...)
+	if err != nil {
+		return 0, false
+	}
+	size, err := l.Size()
+	if err != nil || size < 0 {
+		return 0, false
+	}
+	return size, true
+}
+
+// compress writes layer i as a gzip blob in dir, hashing it on the way.
+// The same layer always compresses to the same bytes, so a blob pushed
+// once is found again by its digest.
+func (p *pusher) compress(dir string, img *image.Image, i int) (*fileBlob, error) {
+	rc, _, err := p.s.store.OpenLayer(img.Layers, i)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	f, err := os.CreateTemp(dir, "blob-")
+	if err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	cw := &countingWriter{w: io.MultiWriter(f, h)}
+	gz, err := gzip.NewWriterLevel(cw, gzip.DefaultCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(gz, rc); err != nil {
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("push: compress layer %s: %w", img.Layers[i], err)
+	}
+	if err := gz.Close(); err != nil {
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &fileBlob{path: f.Name(), diffID: img.Layers[i], size: cw.n,
+		digest: digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(h.Sum(nil)))}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// fileBlob is a compressed layer in a file, uploaded with progress.
+type fileBlob struct {
+	path           string
+	digest, diffID digest.Digest
+	size           int64
+	pout           progress.Output
+	id             string
+}
+
+func (b *fileBlob) Digest() (v1.Hash, error) { return v1.NewHash(b.digest.String()) }
+func (b *fileBlob) DiffID() (v1.Hash, error) { return v1.NewHash(b.diffID.String()) }
+func (b *fileBlob) Size() (int64, error)     { return b.size, nil }
+func (b *fileBlob) MediaType() (ggcrtypes.MediaType, error) {
+	return ggcrtypes.DockerLayer, nil
+}
+func (b *fileBlob) Compressed() (io.ReadCloser, error) {
+	f, err := os.Open(b.path)
+	if err != nil {
+		return nil, err
+	}
+	return progress.NewProgressReader(f, b.pout, b.size, b.id, "Pushing"), nil
+}
+func (b *fileBlob) Uncompressed() (io.ReadCloser, error) {
+	return nil, errors.New("uncompressed layer not available")
+}
+
+// knownBlob is a blob the registry has elsewhere: it can be mounted, not
+// uploaded (its bytes are not kept here).
+type knownBlob struct {
+	digest, diffID digest.Digest
+	size           int64
+}
+
+var errNotKept = errors.New("the blob's bytes are not kept locally")
+
+func (b knownBlob) Digest() (v1.Hash, error) { return v1.NewHash(b.digest.String()) }
+func (b knownBlob) DiffID() (v1.Hash, error) { return v1.NewHash(b.diffID.String()) }
+func (b knownBlob) Size() (int64, error)     { return b.size, nil }
+func (b knownBlob) MediaType() (ggcrtypes.MediaType, error) {
+	return ggcrtypes.DockerLayer, nil
+}
+func (b knownBlob) Compressed() (io.ReadCloser, error)   { return nil, errNotKept }
+func (b knownBlob) Uncompressed() (io.ReadCloser, error) { return nil, errNotKept }

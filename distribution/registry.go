@@ -1,0 +1,196 @@
+// Package distribution talks to image registries (the Docker Registry
+// HTTP API v2 and the OCI distribution spec) through
+// github.com/google/go-containerregistry: pull, push and login. It moves
+// layers in and out of the image store (image/) and knows nothing of the
+// daemon; the daemon holds one Service and calls it.
+package distribution
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/distribution/reference"
+	"github.com/docker/docker/api/types/registry"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/sdengine/engine/image"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// Config is the daemon's registry settings.
+type Config struct {
+	// InsecureRegistries are hosts ("host:port", "host") or CIDRs whose
+	// registries may be spoken to over plain HTTP or with a certificate
+	// that is not verified (daemon --insecure-registry).
+	InsecureRegistries []string
+	// Mirrors are registry URLs tried, in order, before Docker Hub for a
+	// Docker Hub name (daemon --registry-mirror).
+	Mirrors []string
+}
+
+// Service pulls into, and pushes from, one image store.
+type Service struct {
+	store    *image.Store
+	insecure map[string]bool
+	nets     []*net.IPNet
+	mirrors  []string // hosts, in order
+}
+
+// dockerHub is the registry unqualified names resolve to.
+const dockerHub = "docker.io"
+
+// New checks cfg and returns the service.
+func New(cfg Config, store *image.Store) (*Service, error) {
+	s := &Service{store: store, insecure: map[string]bool{}}
+	for _, r := range cfg.InsecureRegistries {
+		r = strings.TrimSpace(r)
+		r = strings.TrimPrefix(strings.TrimPrefix(r, "http://"), "https://")
+		if r == "" {
+			continue
+		}
+		if _, n, err := net.ParseCIDR(r); err == nil {
+			s.nets = append(s.nets, n)
+			continue
+		}
+		if strings.Contains(r, "/") {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("insecure registry %s is not valid: it must be host[:port] or a CIDR", r))
+		}
+		s.insecure[r] = true
+	}
+	for _, m := range cfg.Mirrors {
+		u, err := url.Parse(strings.TrimSpace(m))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid mirror: %q is not a valid URI", m))
+		}
+		if u.Scheme == "http" {
+			// A mirror named by an http:// URL is spoken to in plain HTTP.
+			s.insecure[u.Host] = true
+		}
+		s.mirrors = append(s.mirrors, u.Host)
+	}
+	return s, nil
+}
+
+// isInsecure says whether host (as in a reference: "host[:port]") may be
+// reached over plain HTTP or without verifying its certificate: listed in
+// insecure-registries, inside a listed CIDR, or loopback, as in Docker.
+func (s *Service) isInsecure(host string) bool {
+	if s.insecure[host] {
+		return true
+	}
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	if s.insecure[h] || h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	if ip == nil {
+		// A name: its addresses decide (Docker resolves it too); only
+		// loopback and listed CIDRs count, so no lookup without them.
+		if len(s.nets) == 0 {
+			return false
+		}
+		addrs, err := net.LookupIP(h)
+		if err != nil {
+			return false
+		}
+		for _, a := range addrs {
+			if s.ipInsecure(a) {
+				return true
+			}
+		}
+		return false
+	}
+	return s.ipInsecure(ip)
+}
+
+func (s *Service) ipInsecure(ip net.IP) bool {
+	if ip.IsLoopback() {
+		return true
+	}
+	for _, n := range s.nets {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// registryFor names host for go-containerregistry: insecure registries
+// may fall back to plain HTTP.
+func (s *Service) registryFor(host string) (name.Registry, error) {
+	var opts []name.Option
+	if s.isInsecure(host) {
+		opts = append(opts, name.Insecure)
+	}
+	if host == dockerHub {
+		host = name.DefaultRegistry
+	}
+	r, err := name.NewRegistry(host, opts...)
+	if err != nil {
+		return name.Registry{}, errdefs.InvalidParameter(fmt.Errorf("invalid registry %q: %w", host, err))
+	}
+	return r, nil
+}
+
+// transportFor is go-containerregistry's default transport (proxies from
+// the environment, its timeouts), with certificate checks off for an
+// insecure registry.
+func (s *Service) transportFor(host string) http.RoundTripper {
+	t := remote.DefaultTransport.(*http.Transport).Clone()
+	if s.isInsecure(host) {
+		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the user listed it insecure
+	}
+	return t
+}
+
+// endpoint is one registry a repository may be fetched from.
+type endpoint struct {
+	host   string
+	mirror bool
+}
+
+// endpoints lists where named may be pulled from: the mirrors first for a
+// Docker Hub name, then its own registry.
+func (s *Service) endpoints(named reference.Named) []endpoint {
+	host := reference.Domain(named)
+	var eps []endpoint
+	if host == dockerHub {
+		for _, m := range s.mirrors {
+			eps = append(eps, endpoint{host: m, mirror: true})
+		}
+	}
+	return append(eps, endpoint{host: host})
+}
+
+// repository is named's repository on the endpoint's registry.
+func (s *Service) repository(ep endpoint, named reference.Named) (name.Repository, error) {
+	reg, err := s.registryFor(ep.host)
+	if err != nil {
+		return name.Repository{}, err
+	}
+	return reg.Repo(reference.Path(named)), nil
+}
+
+// authenticator turns the client's AuthConfig (X-Registry-Auth, or the
+// body of POST /auth) into go-containerregistry's; nothing given is
+// anonymous. Credentials are never sent to a mirror.
+func authenticator(ac registry.AuthConfig, ep endpoint) authn.Authenticator {
+	if ep.mirror || (ac.Username == "" && ac.Password == "" && ac.Auth == "" && ac.IdentityToken == "" && ac.RegistryToken == "") {
+		return authn.Anonymous
+	}
+	return authn.FromConfig(authn.AuthConfig{Username: ac.Username, Password: ac.Password, Auth: ac.Auth,
+		IdentityToken: ac.IdentityToken, RegistryToken: ac.RegistryToken})
+}
+
+func hasAuth(ac registry.AuthConfig) bool {
+	return ac.Username != "" || ac.Password != "" || ac.Auth != "" || ac.IdentityToken != "" || ac.RegistryToken != ""
+}
