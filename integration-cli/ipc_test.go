@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // shmMounts lists the host's mounts of the shareable /dev/shm of
@@ -176,4 +177,35 @@ func TestIpcNoneHostAndPidUts(t *testing.T) {
 			t.Errorf("--pid container: %q, donor's namespace %q", out, donorNS)
 		}
 	})
+}
+
+// A shareable /dev/shm outlives a kill -9 of the daemon with its running
+// container (the container still uses it), can still be joined after the
+// restart, and is released when the container that exited while no daemon
+// ran is found by recovery.
+func TestIpcShareableAcrossDaemonKill(t *testing.T) {
+	d := NewDaemon(t)
+	d.Start(t)
+	defer d.Cleanup(t)
+	loadBusybox(t, d)
+
+	keeper := remember(d.MustCLI(t, "run", "-d", "--ipc", "shareable", "busybox", "top"))
+	ender := remember(d.MustCLI(t, "run", "-d", "--ipc", "shareable", "busybox", "sh", "-c", "sleep 1"))
+	d.MustCLI(t, "exec", keeper, "sh", "-c", "printf kept > /dev/shm/f")
+	d.Kill(t)
+	time.Sleep(1500 * time.Millisecond) // "ender" exits while no daemon runs
+	d.Start(t)
+	if m := shmMounts(t, d, keeper); len(m) != 1 {
+		t.Fatalf("the running container's /dev/shm after the restart: %q", m)
+	}
+	if m := shmMounts(t, d, ender); len(m) != 0 {
+		t.Errorf("the /dev/shm of a container that exited while no daemon ran: %q", m)
+	}
+	if out := d.MustCLI(t, "run", "--rm", "--ipc", "container:"+keeper, "busybox", "cat", "/dev/shm/f"); out != "kept" {
+		t.Errorf("joined after the restart: %q", out)
+	}
+	d.MustCLI(t, "rm", "-f", keeper, ender)
+	if m := shmMounts(t, d, keeper); len(m) != 0 {
+		t.Errorf("after rm: %q", m)
+	}
 }
