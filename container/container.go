@@ -80,6 +80,11 @@ func New(root, id, name string) *Container {
 func (c *Container) Lock()   { c.mu.Lock() }
 func (c *Container) Unlock() { c.mu.Unlock() }
 
+// TryLock takes the lock if it is free. A start that must read another
+// container (whose namespaces it joins) while holding its own lock uses
+// it, so that two containers joining each other cannot deadlock.
+func (c *Container) TryLock() bool { return c.mu.TryLock() }
+
 // SetRemovalInProgress marks a removal as running and reports whether one
 // already was.
 func (c *Container) SetRemovalInProgress() (already bool) { return c.removing.Swap(true) }

@@ -57,6 +57,10 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	if hc.IpcMode == "" {
 		hc.IpcMode = containertypes.IPCModePrivate
 	}
+	// As in Docker, the record (and inspect) says the size /dev/shm gets.
+	if hc.ShmSize == 0 {
+		hc.ShmSize = oci.DefaultShmSize
+	}
 	if hc.LogConfig.Type == "" {
 		hc.LogConfig.Type = d.cfg.LogDriver
 		if len(hc.LogConfig.Config) == 0 {
@@ -173,6 +177,9 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if err := d.validatePidMode(hc.PidMode); err != nil {
 		return nil, err
 	}
+	if err := validateNamespaceModes(p.Config, hc); err != nil {
+		return nil, err
+	}
 	if len(hc.PortBindings) > 0 {
 		return nil, errdefs.NotImplemented(fmt.Errorf("publishing ports is not implemented by this engine yet"))
 	}
@@ -274,8 +281,8 @@ func linkName(link string) (string, error) {
 }
 
 // validatePidMode refuses a PID mode Docker refuses (400): one that is
-// not "", "host" or "container:X", and "container:X" of a missing X.
-// Sharing another container's PID namespace is not built yet (501).
+// not "", "host" or "container:X", and "container:X" of a missing X. X
+// need not run: as in Docker, that is for the start to say.
 func (d *Daemon) validatePidMode(mode containertypes.PidMode) error {
 	if !mode.Valid() {
 		return errdefs.InvalidParameter(fmt.Errorf("invalid PID mode: %v", mode))
@@ -289,7 +296,7 @@ func (d *Daemon) validatePidMode(mode containertypes.PidMode) error {
 		}
 		return err
 	}
-	return errdefs.NotImplemented(fmt.Errorf("PID mode %q is not implemented by this engine yet", mode))
+	return nil
 }
 
 func validateLogConfig(lc containertypes.LogConfig) error {

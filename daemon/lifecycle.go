@@ -339,6 +339,9 @@ func (d *Daemon) remove(c *container.Container) error {
 	if err := d.images.Unmount(c.ID); err != nil {
 		slog.Debug("unmount before remove", "id", c.ID, "err", err)
 	}
+	// Before the directory goes: RemoveAll would empty a /dev/shm still
+	// mounted there and then fail on it.
+	releaseShm(c.Root)
 	if err := d.images.DiscardRWLayer(c.ID); err != nil {
 		c.State.Status = container.StatusDead
 		_ = c.SaveLocked()

@@ -169,6 +169,7 @@ func (d *Daemon) discard(id string) {
 	if err := d.images.DiscardRWLayer(id); err != nil {
 		slog.Error("recovery: removing a writable layer", "id", id, "err", err)
 	}
+	releaseShm(filepath.Join(d.containers.Root(), id))
 	if err := os.RemoveAll(filepath.Join(d.containers.Root(), id)); err != nil {
 		slog.Error("recovery: removing a container directory", "id", id, "err", err)
 	}
@@ -227,6 +228,7 @@ func (d *Daemon) recoverContainer(ctx context.Context, c *container.Container, i
 		if err := d.images.Unmount(c.ID); err != nil {
 			slog.Debug("unmount of stopped container", "id", c.ID, "err", err)
 		}
+		releaseShm(c.Root)
 	}
 }
 
@@ -263,6 +265,7 @@ func (d *Daemon) release(c *container.Container) {
 	if err := d.images.Unmount(c.ID); err != nil {
 		slog.Debug("unmount of stopped container", "id", c.ID, "err", err)
 	}
+	releaseShm(c.Root)
 	c.BaseFS = ""
 }
 

@@ -76,6 +76,9 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		SystemdCgroup:  d.cgroupDriver == cgroupDriverSystemd,
 		Mounts:         mounts,
 	}
+	if err := d.namespaceOptions(c, &o); err != nil {
+		return oci.SpecOptions{}, err
+	}
 	if err := applyReaper(c, &o); err != nil {
 		return oci.SpecOptions{}, err
 	}

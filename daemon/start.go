@@ -90,6 +90,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 			if err := d.images.Unmount(c.ID); err != nil {
 				slog.Error("unmount after failed start", "id", c.ID, "err", err)
 			}
+			releaseShm(c.Root)
 		}
 	}()
 	spec, err := d.buildSpec(c, rootfs)
@@ -200,6 +201,9 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 	if err := d.images.Unmount(c.ID); err != nil {
 		slog.Error("unmount container rootfs", "id", c.ID, "err", err)
 	}
+	// A shareable /dev/shm lives as long as the container runs, as in
+	// Docker; containers that joined it keep their own binds of it.
+	releaseShm(c.Root)
 	d.mu.Lock()
 	delete(d.tasks, c.ID)
 	d.mu.Unlock()

@@ -41,6 +41,10 @@ func TestCreateRefusedAsDocker(t *testing.T) {
 		{"pid mode invalid", `{"Image":"busybox","HostConfig":{"PidMode":"invalid"}}`, 400, "invalid PID mode: invalid"},
 		{"pid mode container without one", `{"Image":"busybox","HostConfig":{"PidMode":"container"}}`, 400, "invalid PID mode: container"},
 		{"pid mode of a missing container", `{"Image":"busybox","HostConfig":{"PidMode":"container:nosuchcontainer"}}`, 400, "No such container: nosuchcontainer"},
+		{"ipc mode invalid", `{"Image":"busybox","HostConfig":{"IpcMode":"invalid"}}`, 400, "invalid IPC mode: invalid"},
+		{"uts mode invalid", `{"Image":"busybox","HostConfig":{"UTSMode":"container:x"}}`, 400, "invalid UTS mode: container:x"},
+		{"uts host with a hostname", `{"Image":"busybox","Hostname":"h","HostConfig":{"UTSMode":"host"}}`, 400, "conflicting options: hostname and the UTS mode"},
+		{"shm size negative", `{"Image":"busybox","HostConfig":{"ShmSize":-1}}`, 400, "SHM size can not be less than 0"},
 		{"cgroupns unknown", `{"Image":"busybox","HostConfig":{"CgroupnsMode":"invalid"}}`, 400, "invalid cgroup namespace mode: invalid"},
 		{"cgroupns host", `{"Image":"busybox","HostConfig":{"CgroupnsMode":"host"}}`, 501, `cgroup namespace mode "host" is not implemented by this engine`},
 		{"health start interval", `{"Image":"busybox","Healthcheck":{"Interval":1000000000,"Timeout":1000000000,"Retries":1000,"StartPeriod":1000000000,"StartInterval":100000}}`, 400, "StartInterval in Healthcheck cannot be less than 1ms"},
@@ -133,20 +137,25 @@ func TestCreateAcceptedAsDocker(t *testing.T) {
 	})
 }
 
-// Links and --pid container: to a container that exists are not built:
-// refused with 501 rather than ignored.
-func TestCreateLinkAndPidContainerNotImplemented(t *testing.T) {
+// Links to a container that exists are not built: refused with 501 rather
+// than ignored. --pid container: of an existing container is created, as
+// in Docker, even if that container does not run: the start says so (500).
+func TestCreateLinkNotImplementedAndPidContainer(t *testing.T) {
 	createOK(t, `{"Image":"busybox","Cmd":["true"]}`)
 	other, _ := createOK(t, `{"Image":"busybox","Cmd":["true"]}`)
 	before := allIDs(t)
-	for _, hc := range []string{`{"Links":["` + other + `:alias"]}`, `{"PidMode":"container:` + other + `"}`} {
-		status, resp := apiDo(t, "POST", "/v1.51/containers/create", `{"Image":"busybox","HostConfig":`+hc+`}`)
-		if status != 501 || !strings.Contains(resp, "not implemented by this engine yet") {
-			t.Errorf("%s: got %d %s; want 501", hc, status, resp)
-		}
+	hc := `{"Links":["` + other + `:alias"]}`
+	status, resp := apiDo(t, "POST", "/v1.51/containers/create", `{"Image":"busybox","HostConfig":`+hc+`}`)
+	if status != 501 || !strings.Contains(resp, "not implemented by this engine yet") {
+		t.Errorf("%s: got %d %s; want 501", hc, status, resp)
 	}
 	if after := allIDs(t); !slices.Equal(before, after) {
 		t.Errorf("docker ps -a changed: before %v, after %v", before, after)
+	}
+	id, _ := createOK(t, `{"Image":"busybox","Cmd":["true"],"HostConfig":{"PidMode":"container:`+other+`"}}`)
+	status, resp = apiDo(t, "POST", "/v1.51/containers/"+id+"/start", "")
+	if want := "failed to join PID namespace: container " + other + " is not running"; status != 500 || !strings.Contains(resp, want) {
+		t.Errorf("start with the PID namespace of a stopped container: got %d %s; want 500 %q", status, resp, want)
 	}
 }
 

@@ -48,6 +48,16 @@ type SpecOptions struct {
 	// its own scope, docker-<id>.scope in CgroupParent (a slice, default
 	// machine.slice), which systemd-machined ties the machine to.
 	SystemdCgroup bool
+
+	// IPC, PID and UTS say whose namespaces the container has: its own
+	// (the zero value), the host's or another container's, resolved by
+	// the daemon from --ipc, --pid and --uts.
+	IPC, PID, UTS NamespaceShare
+	// NoShm leaves /dev/shm out (--ipc none); ShmSource, when set, is the
+	// host directory bound at /dev/shm instead of a tmpfs of the
+	// container's own (--ipc shareable, container:X, host).
+	NoShm     bool
+	ShmSource string
 }
 
 // ConsoleAnnotation in a spec asks the exec driver for a pty at
@@ -133,7 +143,7 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	if s.Process.ConsoleSize == nil && o.Tty {
 		s.Process.ConsoleSize = &specs.Box{}
 	}
-	if err := setNamespaces(s, o.NetworkMode); err != nil {
+	if err := setNamespaces(s, o); err != nil {
 		return nil, err
 	}
 	s.Process.Rlimits, err = rlimits(o.Ulimits)
@@ -145,7 +155,7 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	if shm <= 0 {
 		shm = DefaultShmSize
 	}
-	s.Mounts = mergeMounts(defaultMounts(shm, o.Privileged), o.Mounts)
+	s.Mounts = mergeMounts(applyShm(defaultMounts(shm, o.Privileged), o), o.Mounts)
 	if o.Privileged {
 		devs, err := hostDevices()
 		if err != nil {
@@ -250,14 +260,26 @@ func ValidateCgroupParent(parent string, systemd bool) error {
 // limits, where a container's processes run (cgroupfs driver).
 const PayloadCgroup = "payload"
 
-func setNamespaces(s *specs.Spec, mode string) error {
-	ns := []specs.LinuxNamespace{
-		{Type: specs.PIDNamespace},
-		{Type: specs.IPCNamespace},
-		{Type: specs.UTSNamespace},
-		{Type: specs.MountNamespace},
+// setNamespaces lists the namespaces the container gets: its own of each
+// kind, save those it shares. A namespace shared with the host is left out
+// of the spec; one shared with another container is joined by its path.
+func setNamespaces(s *specs.Spec, o SpecOptions) error {
+	var ns []specs.LinuxNamespace
+	add := func(t specs.LinuxNamespaceType, share NamespaceShare) {
+		if !share.Host {
+			ns = append(ns, specs.LinuxNamespace{Type: t, Path: share.Path})
+		}
 	}
-	switch {
+	add(specs.PIDNamespace, o.PID)
+	add(specs.IPCNamespace, o.IPC)
+	add(specs.UTSNamespace, o.UTS)
+	if o.UTS.Host {
+		// The host's name is the container's: it sets none (the runtime
+		// refuses a hostname without a UTS namespace of its own).
+		s.Hostname = ""
+	}
+	ns = append(ns, specs.LinuxNamespace{Type: specs.MountNamespace})
+	switch mode := o.NetworkMode; {
 	case mode == "host":
 	case mode == "" || mode == "none" || mode == "default" || mode == "bridge":
 		if mode == "bridge" || mode == "default" {

@@ -37,6 +37,7 @@ type containerOptions struct {
 	ulimits                         []string
 	devices                         []string
 	cgroupParent                    string
+	ipc, pid, uts, shmSize          string
 }
 
 func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
@@ -82,6 +83,10 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.ulimits, "ulimit", nil, "Ulimit options")
 	fs.StringArrayVar(&o.devices, "device", nil, "Add a host device to the container (HOST[:CONTAINER][:PERMISSIONS], permissions r, w, m)")
 	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "Optional parent cgroup for the container")
+	fs.StringVar(&o.ipc, "ipc", "", "IPC mode to use (none, private, shareable, host, container:<name|id>)")
+	fs.StringVar(&o.pid, "pid", "", "PID namespace to use (host, container:<name|id>)")
+	fs.StringVar(&o.uts, "uts", "", "UTS namespace to use (host)")
+	fs.StringVar(&o.shmSize, "shm-size", "", "Size of /dev/shm (default 64MB)")
 }
 
 // parsed is the create request built from the flags.
@@ -105,6 +110,10 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	mem, err := opts.ParseMemory(o.memory)
 	if err != nil {
 		return nil, flagError("-m, --memory", o.memory, err)
+	}
+	shmSize, err := opts.ParseMemory(o.shmSize)
+	if err != nil {
+		return nil, flagError("--shm-size", o.shmSize, err)
 	}
 	swap, err := opts.ParseMemorySwap(o.memorySwap)
 	if err != nil {
@@ -195,6 +204,10 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 		Tmpfs:          tmpfs,
 		Init:           o.init.HostConfigInit(),
 		LogConfig:      container.LogConfig{Type: o.logDriver, Config: logOpts},
+		IpcMode:        container.IpcMode(o.ipc),
+		PidMode:        container.PidMode(o.pid),
+		UTSMode:        container.UTSMode(o.uts),
+		ShmSize:        shmSize,
 	}
 	h.Memory = mem
 	h.MemorySwap = swap

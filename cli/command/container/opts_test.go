@@ -239,3 +239,26 @@ func TestParseDeviceAndCgroupParent(t *testing.T) {
 		t.Fatalf("bad mode: %v", err)
 	}
 }
+
+func TestParseNamespaceFlags(t *testing.T) {
+	p, err := parseRun(t, "--ipc", "container:donor", "--pid", "host", "--uts", "host", "--shm-size", "1g", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.host
+	if h.IpcMode != "container:donor" || h.PidMode != "host" || h.UTSMode != "host" || h.ShmSize != 1<<30 {
+		t.Fatalf("ipc %q pid %q uts %q shm %d", h.IpcMode, h.PidMode, h.UTSMode, h.ShmSize)
+	}
+	p, err = parseRun(t, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unset, the daemon's defaults apply (private IPC, 64 MiB).
+	if p.host.IpcMode != "" || p.host.ShmSize != 0 {
+		t.Fatalf("defaults: ipc %q shm %d", p.host.IpcMode, p.host.ShmSize)
+	}
+	if _, err := parseRun(t, "--shm-size", "lots", "img"); err == nil ||
+		err.Error() != `invalid argument "lots" for "--shm-size" flag: invalid size: 'lots'` {
+		t.Fatalf("bad size: %v", err)
+	}
+}
