@@ -38,9 +38,9 @@ import (
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
 	"github.com/sdengine/engine/daemon/execdriver"
-	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/daemon/logger"
+	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
