@@ -70,6 +70,7 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	if err := validateLogConfig(hc.LogConfig); err != nil {
 		return resp, err
 	}
+	defaultConfinedPaths(hc)
 
 	c, err := d.newContainer(p.Name)
 	if err != nil {
@@ -187,6 +188,9 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 		return nil, err
 	}
 	if err := oci.ValidateCgroupParent(hc.CgroupParent, d.cgroupDriver == cgroupDriverSystemd); err != nil {
+		return nil, err
+	}
+	if err := oci.ValidateSecurityOpts(hc.SecurityOpt); err != nil {
 		return nil, err
 	}
 	for _, dev := range specDevices(hc) {

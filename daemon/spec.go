@@ -75,6 +75,10 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		Devices:        specDevices(hc),
 		SystemdCgroup:  d.cgroupDriver == cgroupDriverSystemd,
 		Mounts:         mounts,
+		Domainname:     cfg.Domainname,
+		Sysctls:        hc.Sysctls,
+		MaskedPaths:    hc.MaskedPaths,
+		ReadonlyPaths:  hc.ReadonlyPaths,
 	}
 	if err := d.namespaceOptions(c, &o); err != nil {
 		return oci.SpecOptions{}, err

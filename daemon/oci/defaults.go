@@ -1,6 +1,13 @@
 package oci
 
 import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -39,20 +46,62 @@ var allCapabilities = []string{
 	"CAP_CHECKPOINT_RESTORE",
 }
 
-// DefaultMaskedPaths are hidden from unprivileged containers.
-var DefaultMaskedPaths = []string{
-	"/proc/asound",
-	"/proc/acpi",
-	"/proc/interrupts",
-	"/proc/kcore",
-	"/proc/keys",
-	"/proc/latency_stats",
-	"/proc/timer_list",
-	"/proc/timer_stats",
-	"/proc/sched_debug",
-	"/proc/scsi",
-	"/sys/firmware",
-	"/sys/devices/virtual/powercap",
+// DefaultMaskedPaths returns the paths hidden from unprivileged
+// containers: Docker's list, and each CPU's thermal_throttle directory the
+// host has (its counters leak what other tenants run, and writing its
+// files resets them for the host). Computed once: the list is a create's
+// default, recorded in the container's HostConfig.
+func DefaultMaskedPaths() []string { return slices.Clone(defaultMaskedPaths()) }
+
+var defaultMaskedPaths = sync.OnceValue(func() []string {
+	paths := []string{
+		"/proc/asound",
+		"/proc/acpi",
+		"/proc/interrupts",
+		"/proc/kcore",
+		"/proc/keys",
+		"/proc/latency_stats",
+		"/proc/timer_list",
+		"/proc/timer_stats",
+		"/proc/sched_debug",
+		"/proc/scsi",
+		"/sys/firmware",
+		"/sys/devices/virtual/powercap",
+	}
+	for _, cpu := range possibleCPUs() {
+		p := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/thermal_throttle", cpu)
+		if _, err := os.Stat(p); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+})
+
+// possibleCPUs lists the CPUs the kernel may ever bring online
+// (/sys/devices/system/cpu/possible, "0-3,8"); nil if it cannot be read.
+func possibleCPUs() []int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/possible")
+	if err != nil {
+		return nil
+	}
+	var cpus []int
+	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		first, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil
+		}
+		last := first
+		if isRange {
+			if last, err = strconv.Atoi(hi); err != nil || last < first {
+				return nil
+			}
+		}
+		for c := first; c <= last; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
 }
 
 // DefaultReadonlyPaths are read-only in unprivileged containers.

@@ -16,56 +16,97 @@ import (
 type securityOpts struct {
 	noNewPrivileges   bool
 	seccompUnconfined bool
+	seccompBuiltin    bool   // seccomp=builtin: the default profile, asked for by name
 	seccompProfile    string // JSON body of a custom profile
+	// writableCgroups is --security-opt writable-cgroups[=BOOL]; nil when
+	// not given (the cgroup mount is then writable only for --privileged).
+	writableCgroups *bool
+}
+
+// ValidateSecurityOpts refuses, at create, the --security-opt values Build
+// would refuse at start, with Docker's messages.
+func ValidateSecurityOpts(opts []string) error {
+	_, err := parseSecurityOpts(opts)
+	return err
 }
 
 // parseSecurityOpts understands the --security-opt values this engine
-// implements. The CLI sends "seccomp=<profile JSON>" with the file's
-// content; a path to a file is accepted too for API clients.
+// implements, spelled as Docker takes them: "key=value", the legacy
+// "key:value", and the bare flags no-new-privileges and writable-cgroups.
+// The CLI sends "seccomp=<profile JSON>" with the file's content; a path
+// to a file is accepted too for API clients.
 func parseSecurityOpts(opts []string) (securityOpts, error) {
 	var so securityOpts
+	boolOpt := func(opt, val string) (bool, error) {
+		b, err := strconv.ParseBool(val)
+		if err != nil {
+			return false, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt 2: %q", opt))
+		}
+		return b, nil
+	}
 	for _, opt := range opts {
-		key, val, hasVal := strings.Cut(opt, "=")
-		if !hasVal {
-			// The legacy "key:value" form.
-			key, val, hasVal = strings.Cut(opt, ":")
+		switch opt {
+		case "no-new-privileges":
+			so.noNewPrivileges = true
+			continue
+		case "writable-cgroups":
+			so.writableCgroups = ptr(true)
+			continue
+		case "disable":
+			// SELinux labelling off: there is no labelling to turn off.
+			continue
+		}
+		key, val, ok := strings.Cut(opt, "=")
+		if !ok {
+			key, val, ok = strings.Cut(opt, ":")
+		}
+		if !ok {
+			return so, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt 1: %q", opt))
 		}
 		switch key {
 		case "no-new-privileges":
-			if !hasVal {
-				so.noNewPrivileges = true
-				continue
-			}
-			b, err := strconv.ParseBool(val)
+			b, err := boolOpt(opt, val)
 			if err != nil {
-				return so, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt %q: %w", opt, err))
+				return so, err
 			}
 			so.noNewPrivileges = b
+		case "writable-cgroups":
+			b, err := boolOpt(opt, val)
+			if err != nil {
+				return so, err
+			}
+			so.writableCgroups = &b
 		case "seccomp":
+			so.seccompUnconfined, so.seccompBuiltin, so.seccompProfile = false, false, ""
 			switch {
 			case val == "unconfined":
 				so.seccompUnconfined = true
+			case val == "builtin":
+				so.seccompBuiltin = true
+			case val == "":
+				// Docker's reading of an empty value: the default profile.
 			case strings.HasPrefix(strings.TrimSpace(val), "{"):
 				so.seccompProfile = val
-			case val != "":
+			default:
 				b, err := os.ReadFile(val)
 				if err != nil {
 					return so, errdefs.InvalidParameter(fmt.Errorf("opening seccomp profile (%s) failed: %w", val, err))
 				}
 				so.seccompProfile = string(b)
-			default:
-				return so, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt %q", opt))
 			}
 		case "apparmor", "label":
 			slog.Info("ignoring unsupported security option", "opt", opt)
 		default:
-			return so, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt: %q", opt))
+			return so, errdefs.InvalidParameter(fmt.Errorf("invalid --security-opt 2: %q", opt))
 		}
 	}
 	return so, nil
 }
 
-func setSeccomp(s *specs.Spec, so securityOpts) error {
+// setSeccomp applies the profile: a user's profile always (for
+// --privileged too, as in Docker: it is asked for by name), the default
+// profile unless the container is unconfined or privileged.
+func setSeccomp(s *specs.Spec, so securityOpts, privileged bool) error {
 	switch {
 	case so.seccompUnconfined:
 		return nil
@@ -75,6 +116,8 @@ func setSeccomp(s *specs.Spec, so securityOpts) error {
 			return errdefs.InvalidParameter(fmt.Errorf("loading seccomp profile: %w", err))
 		}
 		s.Linux.Seccomp = p
+	case privileged && !so.seccompBuiltin:
+		return nil
 	default:
 		p, err := seccomp.GetDefaultProfile(s)
 		if err != nil {
@@ -85,6 +128,8 @@ func setSeccomp(s *specs.Spec, so securityOpts) error {
 	}
 	return nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // withoutX32 drops the x32 ABI from the default profile's architectures.
 // Every architecture multiplies the work libseccomp does to compile the

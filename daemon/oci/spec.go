@@ -44,6 +44,14 @@ type SpecOptions struct {
 	Mounts                       []specs.Mount
 	Annotations                  map[string]string
 
+	// The runtime configuration (runtime.go). Domainname is the UTS
+	// domain name; Sysctls the user's (--sysctl), over Docker's network
+	// defaults. MaskedPaths and ReadonlyPaths replace the defaults when
+	// not nil (the daemon records the defaults at create, as Docker does).
+	Domainname                 string
+	Sysctls                    map[string]string
+	MaskedPaths, ReadonlyPaths []string
+
 	// SystemdCgroup selects the systemd cgroup driver: the container gets
 	// its own scope, docker-<id>.scope in CgroupParent (a slice, default
 	// machine.slice), which systemd-machined ties the machine to.
@@ -176,6 +184,9 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 		}
 		s.Linux.Devices = mergeDevices(devs, mapped)
 		s.Linux.Resources.Devices = []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwm"}}
+		if err := finishSpec(s, o, sec); err != nil {
+			return nil, err
+		}
 		return s, nil
 	}
 	devs, rules, err := userDevices(o.Devices)
@@ -188,9 +199,7 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	// at the same path (so --device /dev/zero:/dev/zero:r holds).
 	s.Linux.Devices = devs
 	s.Linux.Resources.Devices = append([]specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}, rules...)
-	s.Linux.MaskedPaths = append([]string(nil), DefaultMaskedPaths...)
-	s.Linux.ReadonlyPaths = append([]string(nil), DefaultReadonlyPaths...)
-	if err := setSeccomp(s, sec); err != nil {
+	if err := finishSpec(s, o, sec); err != nil {
 		return nil, err
 	}
 	return s, nil

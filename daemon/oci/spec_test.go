@@ -57,7 +57,7 @@ func TestBuildDefaults(t *testing.T) {
 			t.Errorf("no %s namespace", ns)
 		}
 	}
-	if !slices.Equal(s.Linux.MaskedPaths, DefaultMaskedPaths) || !slices.Equal(s.Linux.ReadonlyPaths, DefaultReadonlyPaths) {
+	if !slices.Equal(s.Linux.MaskedPaths, DefaultMaskedPaths()) || !slices.Equal(s.Linux.ReadonlyPaths, DefaultReadonlyPaths) {
 		t.Error("masked/readonly paths")
 	}
 	if s.Linux.Seccomp == nil || s.Linux.Seccomp.DefaultAction != specs.ActErrno {

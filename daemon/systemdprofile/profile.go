@@ -102,8 +102,9 @@ func Apply(s *specs.Spec, o Options) {
 // delegateCgroup marks the engine's cgroup mount writable: the container
 // gets its own subtree to manage (its cgroup namespace is rooted at its
 // payload cgroup, below the one holding its limits). The exec driver keeps
-// the controllers read-only whatever this says, so only the name=systemd
-// and cgroup2 hierarchies become writable. A user's own mount at
+// the controllers read-only whatever this says (only --security-opt
+// writable-cgroups opens them, oci.CgroupsAnnotation), so only the
+// name=systemd and cgroup2 hierarchies become writable. A user's own mount at
 // /sys/fs/cgroup (a bind, not the engine's "cgroup" mount) stays as it is.
 func delegateCgroup(s *specs.Spec) {
 	for i, m := range s.Mounts {

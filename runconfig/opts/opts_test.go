@@ -268,11 +268,11 @@ func TestParseRestartTmpfsUlimits(t *testing.T) {
 
 func TestParseSecurityOpts(t *testing.T) {
 	prof := writeFile(t, "{\n  \"defaultAction\": \"SCMP_ACT_ALLOW\"\n}\n")
-	got, err := ParseSecurityOpts([]string{"no-new-privileges", "seccomp=unconfined", "seccomp=" + prof, "label:disable"})
+	got, err := ParseSecurityOpts([]string{"no-new-privileges", "writable-cgroups", "seccomp=unconfined", "seccomp=" + prof, "label:disable"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"no-new-privileges", "seccomp=unconfined", `seccomp={"defaultAction":"SCMP_ACT_ALLOW"}`, "label=disable"}
+	want := []string{"no-new-privileges", "writable-cgroups", "seccomp=unconfined", `seccomp={"defaultAction":"SCMP_ACT_ALLOW"}`, "label=disable"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q want %q", got, want)
 	}

@@ -24,7 +24,8 @@ func ParseSecurityOpts(values []string) ([]string, error) {
 			}
 		}
 		if !ok {
-			if v == "no-new-privileges" {
+			// The flags that take no value (the daemon reads them as =true).
+			if v == "no-new-privileges" || v == "writable-cgroups" {
 				out = append(out, v)
 				continue
 			}

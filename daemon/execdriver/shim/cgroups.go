@@ -65,14 +65,18 @@ const cgroupRoot = "/sys/fs/cgroup"
 // The view becomes a read-only tmpfs holding each hierarchy's payload
 // cgroup, read-only; only when the spec asked for a writable cgroup mount
 // (a delegated subtree, for systemd) are the name=systemd hierarchy and
-// the cgroup2 one of a hybrid host writable. Controllers never are: their
-// files are where limits would be raised. On a pure v2 host libcontainer's
-// cgroup2 mount of the namespace's root is left as it is: the limits are
-// one level up, out of sight.
+// the cgroup2 one of a hybrid host writable. Controllers are not, unless
+// the spec says so (allControllers: oci.CgroupsAnnotation, from
+// --security-opt writable-cgroups), and then only in the payload cgroup:
+// the limits cgroup above it, which the container cannot see, is where
+// the kernel holds the container to its limits whatever it writes below.
+// The tmpfs itself, and every hierarchy's root (release_agent), stay out of
+// reach. On a pure v2 host libcontainer's cgroup2 mount of the namespace's
+// root is left as it is: the limits are one level up, out of sight.
 //
 // A privileged container (CAP_SYS_ADMIN) can mount any hierarchy itself, so
 // its mount is left to libcontainer.
-func confineCgroupMount(config *configs.Config, payloadRel string, privileged bool) error {
+func confineCgroupMount(config *configs.Config, payloadRel string, privileged, allControllers bool) error {
 	if privileged || cgroups.IsCgroup2UnifiedMode() {
 		return nil
 	}
@@ -83,7 +87,7 @@ func confineCgroupMount(config *configs.Config, payloadRel string, privileged bo
 		return nil
 	}
 	delegate := config.Mounts[i].Flags&unix.MS_RDONLY == 0
-	view, err := cgroupView(payloadRel, delegate)
+	view, err := cgroupView(payloadRel, delegate, delegate && allControllers)
 	if err != nil {
 		return err
 	}
@@ -91,8 +95,10 @@ func confineCgroupMount(config *configs.Config, payloadRel string, privileged bo
 	return nil
 }
 
-// cgroupView lists the mounts of a confined /sys/fs/cgroup.
-func cgroupView(payloadRel string, delegate bool) ([]*configs.Mount, error) {
+// cgroupView lists the mounts of a confined /sys/fs/cgroup: delegate makes
+// the name=systemd and cgroup2 hierarchies' payload writable, controllers
+// every hierarchy's.
+func cgroupView(payloadRel string, delegate, controllers bool) ([]*configs.Mount, error) {
 	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
 	view := []*configs.Mount{{
 		Source: "tmpfs", Device: "tmpfs", Destination: cgroupRoot,
@@ -123,13 +129,13 @@ func cgroupView(payloadRel string, delegate bool) ([]*configs.Mount, error) {
 		if !exists(filepath.Dir(src)) {
 			continue
 		}
-		writable := delegate && (slices.Contains(h.Subsystems, "systemd") || slices.Contains(h.Subsystems, "name=systemd"))
+		writable := controllers || delegate && (slices.Contains(h.Subsystems, "systemd") || slices.Contains(h.Subsystems, "name=systemd"))
 		bind(src, filepath.Join(cgroupRoot, base), writable)
 		// A co-mounted hierarchy (cpu,cpuacct) is reachable under each
 		// of its names, as on the host, where these are symlinks.
 		if strings.Contains(base, ",") {
 			for _, name := range strings.Split(base, ",") {
-				bind(src, filepath.Join(cgroupRoot, name), false)
+				bind(src, filepath.Join(cgroupRoot, name), writable)
 			}
 		}
 	}

@@ -11,21 +11,23 @@ import (
 )
 
 // On a v1 or hybrid host the container's /sys/fs/cgroup is a read-only
-// tmpfs with every controller read-only; only a delegated subtree makes
-// name=systemd (and a hybrid host's cgroup2) writable.
+// tmpfs with every controller read-only; a delegated subtree makes
+// name=systemd (and a hybrid host's cgroup2) writable, and writable-cgroups
+// every hierarchy's payload cgroup, never the tmpfs above them.
 func TestCgroupViewReadOnlyControllers(t *testing.T) {
 	if cgroups.IsCgroup2UnifiedMode() {
 		// A v2 host keeps libcontainer's cgroup2 mount of the namespace's
 		// root, read-only unless delegated.
 		c := &configs.Config{Mounts: []*configs.Mount{{Device: "cgroup", Destination: cgroupRoot, Flags: unix.MS_RDONLY}}}
-		if err := confineCgroupMount(c, "/x", false); err != nil || len(c.Mounts) != 1 || c.Mounts[0].Device != "cgroup" {
+		if err := confineCgroupMount(c, "/x", false, true); err != nil || len(c.Mounts) != 1 || c.Mounts[0].Device != "cgroup" {
 			t.Errorf("v2: %v %+v", err, c.Mounts)
 		}
 		return
 	}
-	for _, delegate := range []bool{false, true} {
+	for _, mode := range []struct{ delegate, controllers bool }{{false, false}, {true, false}, {true, true}} {
+		delegate := mode.delegate
 		// "/x" below each hierarchy's root, whose parent (the root) exists.
-		view, err := cgroupView("/x", delegate)
+		view, err := cgroupView("/x", delegate, mode.controllers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,8 +48,8 @@ func TestCgroupViewReadOnlyControllers(t *testing.T) {
 					t.Errorf("%s writable=%v with delegate=%v", name, writable, delegate)
 				}
 			default:
-				if writable {
-					t.Errorf("controller %s is writable (delegate=%v)", name, delegate)
+				if writable != mode.controllers {
+					t.Errorf("controller %s writable=%v with %+v", name, writable, mode)
 				}
 			}
 		}

@@ -40,6 +40,7 @@ import (
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/daemon/logger"
+	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -295,8 +296,9 @@ func (s *shim) run() int {
 // programs in the container (a JVM sizing its heap, a runtime counting
 // CPUs) read them from their own cgroup, as in Docker. The copy is only for
 // them to read: the container cannot write it either (read-only
-// controllers on v1, the namespace root's files on v2), and whatever
-// happened to it, the limits cgroup above still holds.
+// controllers on v1, the namespace root's files on v2) unless it asked for
+// writable cgroups, and whatever happened to it, the limits cgroup above
+// still holds.
 func (s *shim) createCgroups(config *configs.Config) error {
 	limits, err := shimproto.LimitsCgroup(s.spec.Linux.CgroupsPath, s.opts.SystemdCgroup, config.Cgroups.Resources)
 	if err != nil {
@@ -310,7 +312,8 @@ func (s *shim) createCgroups(config *configs.Config) error {
 		return err
 	}
 	privileged := slices.Contains(s.spec.Process.Capabilities.Bounding, "CAP_SYS_ADMIN")
-	if err := confineCgroupMount(config, payload, privileged); err != nil {
+	allControllers := s.spec.Annotations[oci.CgroupsAnnotation] == oci.CgroupsWritable
+	if err := confineCgroupMount(config, payload, privileged, allControllers); err != nil {
 		s.destroyLimits()
 		return err
 	}
