@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"slices"
 	"sync"
 
 	containertypes "github.com/docker/docker/api/types/container"
@@ -73,11 +75,14 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 	if err != nil {
 		return err
 	}
-	tty := e.opts.Tty || startOpts.Tty
 	var streams execdriver.Streams
 	var conn io.Closer
 	if out != nil && !startOpts.Detach {
-		stdin, stdout, stderr, err := out(tty)
+		// The start request's Tty says how the stream is framed (raw, or
+		// stdcopy frames), as in Docker; the create request's says whether
+		// the process gets a terminal. A client may ask for frames around
+		// a terminal's output.
+		stdin, stdout, stderr, err := out(startOpts.Tty)
 		if err != nil {
 			return err
 		}
@@ -92,7 +97,7 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 			streams.Stderr = stderr
 		}
 	}
-	proc, err := d.startExec(ctx, e, tty, streams)
+	proc, err := d.startExec(ctx, e, startOpts, streams)
 	if err != nil {
 		if conn == nil {
 			return err
@@ -129,7 +134,7 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 // startExec starts e's process with the given streams. Once e is marked
 // started, a failure is recorded as its exit code: 126 (Docker's for an
 // exec that could not run) unless the runtime says 127 (not found).
-func (d *Daemon) startExec(ctx context.Context, e *execConfig, tty bool, streams execdriver.Streams) (_ execdriver.Process, retErr error) {
+func (d *Daemon) startExec(ctx context.Context, e *execConfig, startOpts containertypes.ExecStartOptions, streams execdriver.Streams) (_ execdriver.Process, retErr error) {
 	e.mu.Lock()
 	if e.started {
 		e.mu.Unlock()
@@ -175,6 +180,11 @@ func (d *Daemon) startExec(ctx context.Context, e *execConfig, tty bool, streams
 	}
 	env := runconfig.MergeEnv(containerEnv(c, hostname), e.opts.Env)
 	rootfs := c.BaseFS
+	// An exec has the container's --group-add groups too, as in Docker.
+	var groupAdd []string
+	if c.HostConfig != nil {
+		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
+	}
 	c.Unlock()
 	if rootfs == "" {
 		// A record written before BaseFS existed: the mount is idempotent.
@@ -182,16 +192,16 @@ func (d *Daemon) startExec(ctx context.Context, e *execConfig, tty bool, streams
 			return nil, err
 		}
 	}
-	uid, gid, groups, err := oci.ResolveUser(rootfs, user)
+	uid, gid, groups, err := oci.ResolveUser(rootfs, user, groupAdd)
 	if err != nil {
 		return nil, err
 	}
 	xo := execdriver.ExecOptions{
 		Args: e.opts.Cmd, Env: env, Cwd: cwd, UID: uid, GID: gid, AdditionalGids: groups,
-		Tty: tty, Privileged: e.opts.Privileged, Streams: streams,
+		Tty: e.opts.Tty, Privileged: e.opts.Privileged, Streams: streams,
 	}
-	if cs := e.opts.ConsoleSize; cs != nil {
-		xo.ConsoleHeight, xo.ConsoleWidth = uint16(cs[0]), uint16(cs[1])
+	if e.opts.Tty {
+		xo.ConsoleHeight, xo.ConsoleWidth = execConsoleSize(e.opts.ConsoleSize, startOpts.ConsoleSize)
 	}
 	proc, err := task.Exec(context.WithoutCancel(ctx), xo)
 	if err != nil {
@@ -238,7 +248,7 @@ func (d *Daemon) ExecResize(ctx context.Context, id string, height, width uint) 
 	if proc == nil {
 		return errdefs.Conflict(fmt.Errorf("exec %s is not running", id))
 	}
-	return proc.Resize(uint16(height), uint16(width))
+	return proc.Resize(clampTTY(height), clampTTY(width))
 }
 
 func (d *Daemon) execIDs(containerID string) []string {
@@ -261,4 +271,26 @@ func (d *Daemon) forgetExecs(containerID string) {
 			delete(d.execs, id)
 		}
 	}
+}
+
+// execConsoleSize is the terminal size an exec starts with: the start
+// request's if it gave one, else the create request's, else none (0, 0).
+// A side too large for a terminal is clamped, not wrapped.
+func execConsoleSize(created, started *[2]uint) (height, width uint16) {
+	cs := created
+	if started != nil {
+		cs = started
+	}
+	if cs == nil {
+		return 0, 0
+	}
+	return clampTTY(cs[0]), clampTTY(cs[1])
+}
+
+// clampTTY fits a terminal dimension into the uint16 a winsize holds.
+func clampTTY(n uint) uint16 {
+	if n > math.MaxUint16 {
+		return math.MaxUint16
+	}
+	return uint16(n)
 }

@@ -21,7 +21,7 @@ import (
 // The caller holds the container's lock.
 func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOptions, error) {
 	cfg, hc := c.Config, c.HostConfig
-	uid, gid, groups, err := oci.ResolveUser(rootfs, cfg.User)
+	uid, gid, groups, err := oci.ResolveUser(rootfs, cfg.User, hc.GroupAdd)
 	if err != nil {
 		return oci.SpecOptions{}, err
 	}

@@ -223,5 +223,5 @@ func (d *Daemon) ContainerResize(ctx context.Context, name string, height, width
 	if task == nil {
 		return errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
 	}
-	return task.Resize(uint16(height), uint16(width))
+	return task.Resize(clampTTY(height), clampTTY(width))
 }

@@ -217,29 +217,29 @@ func TestResolveUser(t *testing.T) {
 		uid, gid uint32
 		groups   []uint32
 	}{
-		{"", 0, 0, nil},
-		{"web", 33, 34, []uint32{50}},
-		{"33", 33, 34, []uint32{50}},
-		{"web:staff", 33, 50, nil},
-		{"1234", 1234, 0, nil},
-		{"1234:5678", 1234, 5678, nil},
+		{"", 0, 0, []uint32{0}},
+		{"web", 33, 34, []uint32{34, 50}},
+		{"33", 33, 34, []uint32{34, 50}},
+		{"web:staff", 33, 50, []uint32{50}},
+		{"1234", 1234, 0, []uint32{0}},
+		{"1234:5678", 1234, 5678, []uint32{5678}},
 	}
 	for _, c := range cases {
-		uid, gid, groups, err := ResolveUser(root, c.spec)
+		uid, gid, groups, err := ResolveUser(root, c.spec, nil)
 		if err != nil || uid != c.uid || gid != c.gid || !slices.Equal(groups, c.groups) {
 			t.Errorf("%q: %d %d %v %v", c.spec, uid, gid, groups, err)
 		}
 	}
-	_, _, _, err := ResolveUser(root, "nobody")
+	_, _, _, err := ResolveUser(root, "nobody", nil)
 	if !errdefs.IsInvalidParameter(err) || !strings.Contains(err.Error(), "unable to find user nobody: no matching entries in passwd file") {
 		t.Errorf("unknown user: %v", err)
 	}
-	if _, _, _, err := ResolveUser(root, "web:nogroup"); !errdefs.IsInvalidParameter(err) {
+	if _, _, _, err := ResolveUser(root, "web:nogroup", nil); !errdefs.IsInvalidParameter(err) {
 		t.Errorf("unknown group: %v", err)
 	}
 	// No passwd file at all: numeric ids still work.
 	empty := t.TempDir()
-	if uid, gid, _, err := ResolveUser(empty, "5:6"); err != nil || uid != 5 || gid != 6 {
+	if uid, gid, _, err := ResolveUser(empty, "5:6", nil); err != nil || uid != 5 || gid != 6 {
 		t.Errorf("no passwd: %d %d %v", uid, gid, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
 	"github.com/moby/sys/user"
@@ -14,11 +15,16 @@ import (
 )
 
 // ResolveUser turns a --user value ("", "name", "uid", "name:group",
-// "uid:gid", ...) into ids using the container's own /etc/passwd and
-// /etc/group. The files are looked up inside rootfs with symlinks resolved
-// as if rootfs were "/", so an image cannot make us read host files.
-// Numeric ids need no entry in the files.
-func ResolveUser(rootfs, userSpec string) (uid, gid uint32, additionalGids []uint32, err error) {
+// "uid:gid", ...) and the container's --group-add values into ids using the
+// container's own /etc/passwd and /etc/group. The files are looked up
+// inside rootfs with symlinks resolved as if rootfs were "/", so an image
+// cannot make us read host files. Numeric ids need no entry in the files.
+//
+// The supplementary groups are, as in Docker, the primary group first, then
+// the user's groups in /etc/group (only when the spec names no group), then
+// groupAdd; each once. The primary group is among them so that a process's
+// groups are what `id` and `ls -l` expect of the user, whatever the runtime.
+func ResolveUser(rootfs, userSpec string, groupAdd []string) (uid, gid uint32, additionalGids []uint32, err error) {
 	passwd, err := openInRoot(rootfs, "/etc/passwd")
 	if err != nil {
 		return 0, 0, nil, err
@@ -43,15 +49,44 @@ func ResolveUser(rootfs, userSpec string) (uid, gid uint32, additionalGids []uin
 	}
 	eu, err := user.GetExecUser(userSpec, nil, pr, gr)
 	if err != nil {
-		if errors.Is(err, user.ErrNoPasswdEntries) || errors.Is(err, user.ErrNoGroupEntries) || errors.Is(err, user.ErrRange) {
-			return 0, 0, nil, errdefs.InvalidParameter(err)
-		}
-		return 0, 0, nil, errdefs.InvalidParameter(fmt.Errorf("resolving user %q: %w", userSpec, err))
+		return 0, 0, nil, userError(fmt.Sprintf("resolving user %q", userSpec), err)
 	}
-	for _, g := range eu.Sgids {
-		additionalGids = append(additionalGids, uint32(g))
+	gids := append([]int{eu.Gid}, eu.Sgids...)
+	if len(groupAdd) > 0 {
+		// The group file is read again from its start.
+		gr = nil
+		if group != nil {
+			if _, err := group.Seek(0, io.SeekStart); err != nil {
+				return 0, 0, nil, fmt.Errorf("reading container's /etc/group: %w", err)
+			}
+			gr = group
+		}
+		added, err := user.GetAdditionalGroups(groupAdd, gr)
+		if err != nil {
+			return 0, 0, nil, userError(fmt.Sprintf("resolving --group-add %q", groupAdd), err)
+		}
+		// The library returns them in map order; sorted, the spec is the
+		// same from one start to the next.
+		slices.Sort(added)
+		gids = append(gids, added...)
+	}
+	for _, g := range gids {
+		if !slices.Contains(additionalGids, uint32(g)) {
+			additionalGids = append(additionalGids, uint32(g))
+		}
 	}
 	return uint32(eu.Uid), uint32(eu.Gid), additionalGids, nil
+}
+
+// userError classifies a failure to resolve a user or a group: the user's
+// input does not fit the image. The library's own messages are Docker's
+// ("unable to find user x: no matching entries in passwd file") and are
+// kept as they are; anything else gets what was being resolved.
+func userError(what string, err error) error {
+	if errors.Is(err, user.ErrNoPasswdEntries) || errors.Is(err, user.ErrNoGroupEntries) || errors.Is(err, user.ErrRange) {
+		return errdefs.InvalidParameter(err)
+	}
+	return errdefs.InvalidParameter(fmt.Errorf("%s: %w", what, err))
 }
 
 // openInRoot opens name inside rootfs; a missing file is (nil, nil).

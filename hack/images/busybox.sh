@@ -36,7 +36,12 @@ if [ -z "$version" ]; then
 	echo "$0: cannot determine a version of $pkg" >&2
 	exit 1
 fi
-cached="$cache_dir/busybox-${version//[:\/]/_}.tar"
+# The recipe's revision is part of the cache key: a change to what this
+# script puts in the image gets a file of its own, so that a cache built by
+# an older recipe (which others may be using) is neither reused nor
+# overwritten. Bump it with every change to the rootfs below.
+recipe=r2
+cached="$cache_dir/busybox-$recipe-${version//[:\/]/_}.tar"
 
 if [ ! -s "$cached" ]; then
 	bin=""
@@ -54,7 +59,8 @@ if [ ! -s "$cached" ]; then
 
 	umask 022
 	root="$tmp/rootfs"
-	mkdir -p "$root/bin" "$root/etc" "$root/root" "$root/tmp"
+	mkdir -p "$root/bin" "$root/etc" "$root/home" "$root/root" "$root/tmp" \
+		"$root/var/spool/mail" "$root/var/www"
 	install -m 0755 "$bin" "$root/bin/busybox"
 	# One symlink per applet, at the path busybox itself reports.
 	"$root/bin/busybox" --list-full | sort -u | while read -r applet; do
@@ -62,12 +68,46 @@ if [ ! -s "$cached" ]; then
 		mkdir -p "$root/$(dirname "$applet")"
 		ln -sf /bin/busybox "$root/$applet"
 	done
+	# The users and groups of the official busybox image, with its uid and
+	# gid numbers: tests run as "daemon", add "staff" or "audio" and expect
+	# `id` to name them (root is in wheel there too).
 	cat >"$root/etc/passwd" <<'PASSWD'
 root:x:0:0:root:/root:/bin/sh
-nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+daemon:x:1:1:daemon:/usr/sbin:/bin/false
+bin:x:2:2:bin:/bin:/bin/false
+sys:x:3:3:sys:/dev:/bin/false
+sync:x:4:100:sync:/bin:/bin/sync
+mail:x:8:8:mail:/var/spool/mail:/bin/false
+www-data:x:33:33:www-data:/var/www:/bin/false
+operator:x:37:37:Operator:/var:/bin/false
+nobody:x:65534:65534:nobody:/home:/bin/false
 PASSWD
 	cat >"$root/etc/group" <<'GROUP'
 root:x:0:
+daemon:x:1:
+bin:x:2:
+sys:x:3:
+adm:x:4:
+tty:x:5:
+disk:x:6:
+lp:x:7:
+mail:x:8:
+kmem:x:9:
+wheel:x:10:root
+cdrom:x:11:
+dialout:x:18:
+floppy:x:19:
+video:x:28:
+audio:x:29:
+tape:x:32:
+www-data:x:33:
+operator:x:37:
+utmp:x:43:
+plugdev:x:46:
+staff:x:50:
+lock:x:54:
+netdev:x:82:
+users:x:100:
 nogroup:x:65534:
 GROUP
 	chmod 0700 "$root/root"

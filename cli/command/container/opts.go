@@ -29,6 +29,7 @@ type containerOptions struct {
 	blkioWeight                     uint16
 	privileged, readOnly            bool
 	capAdd, capDrop, securityOpt    []string
+	groupAdd                        []string
 	tmpfs, volumes                  []string
 	init                            opts.InitOption
 	logDriver                       string
@@ -73,6 +74,7 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.capAdd, "cap-add", nil, "Add Linux capabilities")
 	fs.StringArrayVar(&o.capDrop, "cap-drop", nil, "Drop Linux capabilities")
 	fs.StringArrayVar(&o.securityOpt, "security-opt", nil, "Security Options")
+	fs.StringArrayVar(&o.groupAdd, "group-add", nil, "Add additional groups to join")
 	fs.StringArrayVar(&o.tmpfs, "tmpfs", nil, "Mount a tmpfs directory")
 	fs.StringArrayVarP(&o.volumes, "volume", "v", nil, "Bind mount a volume")
 	fs.Var(&o.init, "init", "Run an init inside the container (--init: reaper; --init=systemd: the image's systemd as PID 1)")
@@ -200,6 +202,7 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 		ReadonlyRootfs: o.readOnly,
 		CapAdd:         normalizeCaps(o.capAdd),
 		CapDrop:        normalizeCaps(o.capDrop),
+		GroupAdd:       o.groupAdd,
 		SecurityOpt:    secOpts,
 		Tmpfs:          tmpfs,
 		Init:           o.init.HostConfigInit(),

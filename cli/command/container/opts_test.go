@@ -36,6 +36,7 @@ func TestParseRunFlags(t *testing.T) {
 	p, err := parseRun(t, "-e", "A=cli", "--env-file", env, "-w", "/w", "-u", "1:2", "--name", "n",
 		"-h", "host", "-l", "k=v", "--stop-signal", "SIGRTMIN+3", "--stop-timeout", "7", "-m", "64m",
 		"--cpus", "0.5", "--pids-limit", "40", "--privileged", "--cap-add", "net_admin", "--cap-drop", "all",
+		"--group-add", "staff", "--group-add", "777",
 		"--security-opt", "no-new-privileges", "--read-only", "--tmpfs", "/run", "-v", "/h:/c:ro",
 		"--network", "none", "--log-driver", "json-file", "--log-opt", "max-size=1m", "--restart", "on-failure:2",
 		"--ulimit", "nofile=10:20", "--init", "busybox", "sh", "-c", "exit 3")
@@ -58,6 +59,9 @@ func TestParseRunFlags(t *testing.T) {
 	}
 	if !reflect.DeepEqual([]string(h.CapAdd), []string{"CAP_NET_ADMIN"}) || !reflect.DeepEqual([]string(h.CapDrop), []string{"ALL"}) {
 		t.Fatalf("caps %v %v", h.CapAdd, h.CapDrop)
+	}
+	if !reflect.DeepEqual(h.GroupAdd, []string{"staff", "777"}) {
+		t.Fatalf("--group-add %v", h.GroupAdd)
 	}
 	if h.NetworkMode != "none" || !reflect.DeepEqual(h.Binds, []string{"/h:/c:ro"}) || h.Tmpfs["/run"] != "" {
 		t.Fatalf("host %+v", h)

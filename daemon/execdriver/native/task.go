@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"syscall"
@@ -57,6 +58,11 @@ func (t *Task) connErr(err error) error {
 	var ne *net.OpError
 	if errors.As(err, &ne) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 		if st, _ := shimproto.ReadExit(t.dir); st != nil {
+			return errdefs.Conflict(fmt.Errorf("container %s is not running", t.id))
+		}
+		// The daemon releases the state directory only after it recorded
+		// the exit: without it the container has exited too.
+		if _, serr := os.Stat(t.dir); errors.Is(serr, os.ErrNotExist) {
 			return errdefs.Conflict(fmt.Errorf("container %s is not running", t.id))
 		}
 	}

@@ -4,8 +4,10 @@ package container
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -332,16 +334,36 @@ func (c *containerRouter) resize(ctx context.Context, w http.ResponseWriter, r *
 	return c.b.ContainerResize(ctx, vars["name"], h, wd)
 }
 
+// size reads a resize request's h and w, each a uint32. The messages are
+// Docker's: the value as given and why it is not one ("invalid syntax",
+// "value out of range"; a negative number is out of range).
 func size(r *http.Request) (uint, uint, error) {
-	h, err := strconv.ParseUint(r.FormValue("h"), 10, 32)
+	h, err := dimension(r.FormValue("h"))
 	if err != nil {
-		return 0, 0, errdefs.InvalidParameter(fmt.Errorf("invalid value for h: %q", r.FormValue("h")))
+		return 0, 0, errdefs.InvalidParameter(fmt.Errorf("invalid resize height %q: %w", r.FormValue("h"), err))
 	}
-	w, err := strconv.ParseUint(r.FormValue("w"), 10, 32)
+	w, err := dimension(r.FormValue("w"))
 	if err != nil {
-		return 0, 0, errdefs.InvalidParameter(fmt.Errorf("invalid value for w: %q", r.FormValue("w")))
+		return 0, 0, errdefs.InvalidParameter(fmt.Errorf("invalid resize width %q: %w", r.FormValue("w"), err))
 	}
-	return uint(h), uint(w), nil
+	return h, w, nil
+}
+
+// dimension parses one side of a terminal size; the error is strconv's
+// bare reason (strconv.ErrSyntax or strconv.ErrRange), without its
+// "strconv.ParseInt: parsing" prefix.
+func dimension(s string) (uint, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		if ne := (*strconv.NumError)(nil); errors.As(err, &ne) {
+			return 0, ne.Err
+		}
+		return 0, err
+	}
+	if n < 0 || n > math.MaxUint32 {
+		return 0, strconv.ErrRange
+	}
+	return uint(n), nil
 }
 
 func (c *containerRouter) execCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
@@ -351,6 +373,9 @@ func (c *containerRouter) execCreate(ctx context.Context, w http.ResponseWriter,
 	}
 	if len(cfg.Cmd) == 0 {
 		return errdefs.InvalidParameter(fmt.Errorf("No exec command specified"))
+	}
+	if !consoleSizeSupported(ctx) {
+		cfg.ConsoleSize = nil
 	}
 	id, err := c.b.ExecCreate(ctx, vars["name"], &cfg)
 	if err != nil {
@@ -364,6 +389,10 @@ func (c *containerRouter) execStart(ctx context.Context, w http.ResponseWriter, 
 	if err := httputils.ReadJSON(r, &opts, true); err != nil {
 		return err
 	}
+	// A console size at start needs a terminal on the stream too.
+	if !opts.Tty || !consoleSizeSupported(ctx) {
+		opts.ConsoleSize = nil
+	}
 	if opts.Detach {
 		if err := c.b.ExecStart(ctx, vars["id"], opts, nil); err != nil {
 			return err
@@ -374,6 +403,13 @@ func (c *containerRouter) execStart(ctx context.Context, w http.ResponseWriter, 
 	// A client that goes away loses its connection at once; the process
 	// runs on (its exit code is still recorded), its output dropped.
 	return c.b.ExecStart(ctx, vars["id"], opts, hijacker(w, r, nil))
+}
+
+// consoleSizeSupported: an exec's ConsoleSize came with API 1.42; older
+// clients' values are ignored, as Docker does.
+func consoleSizeSupported(ctx context.Context) bool {
+	v := httputils.VersionFromContext(ctx)
+	return v == "" || !versions.LessThan(v, "1.42")
 }
 
 func (c *containerRouter) execResize(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
