@@ -45,6 +45,12 @@ func validateNamespaceModes(cfg *containertypes.Config, hc *containertypes.HostC
 	if hc.UTSMode.IsHost() && cfg.Hostname != "" {
 		return errdefs.InvalidParameter(errors.New("conflicting options: hostname and the UTS mode"))
 	}
+	// The domain name is set in the container's own UTS namespace: with
+	// the host's there is none to set it in (the runtime would refuse it
+	// only at start).
+	if hc.UTSMode.IsHost() && cfg.Domainname != "" {
+		return errdefs.InvalidParameter(errors.New("conflicting options: domainname and the UTS mode"))
+	}
 	if hc.ShmSize < 0 {
 		return errdefs.InvalidParameter(fmt.Errorf("invalid ShmSize %d: SHM size can not be less than 0", hc.ShmSize))
 	}

@@ -17,9 +17,9 @@ import (
 
 func TestValidateNamespaceModes(t *testing.T) {
 	for _, tc := range []struct {
-		hostname string
-		hc       containertypes.HostConfig
-		msg      string
+		hostname, domainname string
+		hc                   containertypes.HostConfig
+		msg                  string
 	}{
 		{hc: containertypes.HostConfig{}},
 		{hc: containertypes.HostConfig{IpcMode: "none"}},
@@ -29,9 +29,11 @@ func TestValidateNamespaceModes(t *testing.T) {
 		{hc: containertypes.HostConfig{IpcMode: "container:"}, msg: "invalid IPC mode: container:: no container named"},
 		{hc: containertypes.HostConfig{UTSMode: "private"}, msg: "invalid UTS mode: private"},
 		{hostname: "h", hc: containertypes.HostConfig{UTSMode: "host"}, msg: "conflicting options: hostname and the UTS mode"},
+		{domainname: "example.com", hc: containertypes.HostConfig{UTSMode: "host"}, msg: "conflicting options: domainname and the UTS mode"},
+		{domainname: "example.com", hc: containertypes.HostConfig{}},
 		{hc: containertypes.HostConfig{ShmSize: -1}, msg: "invalid ShmSize -1: SHM size can not be less than 0"},
 	} {
-		err := validateNamespaceModes(&containertypes.Config{Hostname: tc.hostname}, &tc.hc)
+		err := validateNamespaceModes(&containertypes.Config{Hostname: tc.hostname, Domainname: tc.domainname}, &tc.hc)
 		if tc.msg == "" {
 			if err != nil {
 				t.Errorf("%+v: %v", tc.hc, err)
