@@ -90,15 +90,7 @@ func NewPullCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer rc.Close()
-			if quiet {
-				if err := displayQuiet(rc); err != nil {
-					return err
-				}
-				fmt.Fprintln(cli.Out(), named.String())
-				return nil
-			}
-			return displayStream(cli, rc)
+			return displayTransfer(cli, rc, quiet, named.String())
 		},
 	}
 	f := cmd.Flags()
@@ -136,15 +128,7 @@ func NewPushCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer rc.Close()
-			if quiet {
-				if err := displayQuiet(rc); err != nil {
-					return err
-				}
-				fmt.Fprintln(cli.Out(), named.String())
-				return nil
-			}
-			return displayStream(cli, rc)
+			return displayTransfer(cli, rc, quiet, named.String())
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-tags", "a", false, "Push all tags of an image to the repository")
@@ -249,4 +233,18 @@ func NewLogoutCommand(cli *command.Cli) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// displayTransfer shows a pull's or push's progress stream, or with quiet
+// only the image's name once it is done (errors still shown).
+func displayTransfer(cli *command.Cli, rc io.ReadCloser, quiet bool, name string) error {
+	defer rc.Close()
+	if !quiet {
+		return displayStream(cli, rc)
+	}
+	if err := displayQuiet(rc); err != nil {
+		return err
+	}
+	fmt.Fprintln(cli.Out(), name)
+	return nil
 }
