@@ -9,20 +9,15 @@ import (
 	"github.com/sdengine/engine/pkg/platform"
 )
 
-// parsePlatform reads a create's ?platform=: "os[/arch[/variant]]", or an
-// OS or architecture alone.
-func parsePlatform(s string) (ocispec.Platform, error) {
-	return platform.Parse(s)
-}
-
 // checkImagePlatform refuses, as Docker does (404: the image asked for, of
 // that platform, is not here), a create whose ?platform= the image found
-// does not provide.
+// does not provide (platform.Matches: an image the requested CPU runs
+// serves it).
 func checkImagePlatform(ref string, img ocispec.Platform, spec string) error {
 	if spec == "" {
 		return nil
 	}
-	want, err := parsePlatform(spec)
+	want, err := platform.Parse(spec)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,8 @@ func TestCheckImagePlatform(t *testing.T) {
 		{armv7, "linux/arm", errdefs.ClassUnknown},
 		{armv7, "linux/arm/v7", errdefs.ClassUnknown},
 		{armv7, "linux/arm/v6", errdefs.ClassNotFound},
+		// An arm/v7 CPU runs arm/v6 images, as Docker's create has it.
+		{ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v6"}, "linux/arm/v7", errdefs.ClassUnknown},
 		{amd64, "linux/amd64/x/y", errdefs.ClassInvalidParameter},
 		{amd64, "linux//amd64", errdefs.ClassInvalidParameter},
 		{amd64, "linux/am d64", errdefs.ClassInvalidParameter},
@@ -41,7 +43,7 @@ func TestCheckImagePlatform(t *testing.T) {
 		t.Errorf("got %v; want %q", err, want)
 	}
 	// "linux" alone is this host's architecture.
-	if p, err := parsePlatform("linux"); err != nil || p.Architecture != platform.Default().Architecture {
+	if p, err := platform.Parse("linux"); err != nil || p.Architecture != platform.Default().Architecture {
 		t.Errorf("linux: %+v %v", p, err)
 	}
 }

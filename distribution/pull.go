@@ -27,6 +27,7 @@ import (
 
 	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/platform"
 )
 
 // maxDownloads is how many layers download at once (Docker's
@@ -63,7 +64,7 @@ func progressOutput(w io.Writer) progress.Output {
 // into the store, writing Docker's progress messages to out.
 func (s *Service) Pull(ctx context.Context, o PullOptions, out io.Writer) error {
 	// The platform is checked first: a bad one is a 400 before anything.
-	plat, err := ParsePlatform(o.Platform)
+	plat, err := parsePlatform(o.Platform)
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ type resolved struct {
 
 // resolve finds named's manifest for plat on the first endpoint that has
 // it: a mirror's failure falls through to the next endpoint.
-func (s *Service) resolve(ctx context.Context, named reference.Named, plat v1.Platform, explicit bool, ac registry.AuthConfig) (*resolved, error) {
+func (s *Service) resolve(ctx context.Context, named reference.Named, plat ocispec.Platform, explicit bool, ac registry.AuthConfig) (*resolved, error) {
 	var lastErr error
 	for _, ep := range s.endpoints(named) {
 		r, err := s.resolveOn(ctx, ep, named, plat, explicit, ac)
@@ -159,7 +160,7 @@ func (s *Service) resolve(ctx context.Context, named reference.Named, plat v1.Pl
 	return nil, lastErr
 }
 
-func (s *Service) resolveOn(ctx context.Context, ep endpoint, named reference.Named, plat v1.Platform, explicit bool, ac registry.AuthConfig) (*resolved, error) {
+func (s *Service) resolveOn(ctx context.Context, ep endpoint, named reference.Named, plat ocispec.Platform, explicit bool, ac registry.AuthConfig) (*resolved, error) {
 	repo, err := s.repository(ep, named)
 	if err != nil {
 		return nil, err
@@ -193,7 +194,7 @@ func (s *Service) resolveOn(ctx context.Context, ep endpoint, named reference.Na
 		}
 		child, ok := selectManifest(im, plat)
 		if !ok {
-			return nil, errdefs.NotFound(fmt.Errorf("no matching manifest for %s in the manifest list entries: no match for platform in manifest: not found", platformString(plat)))
+			return nil, errdefs.NotFound(fmt.Errorf("no matching manifest for %s in the manifest list entries: no match for platform in manifest: not found", platform.Format(plat)))
 		}
 		r.img, err = remote.Image(repo.Digest(child.Digest.String()), opts...)
 		if err != nil {
@@ -223,9 +224,8 @@ func (s *Service) resolveOn(ctx context.Context, ep endpoint, named reference.Na
 	if explicit {
 		var cfg ocispec.Image
 		if err := json.Unmarshal(r.config, &cfg); err == nil {
-			have := v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
-			if !platformMatches(&have, plat) {
-				return nil, errdefs.NotFound(fmt.Errorf("image with reference %s was found but does not provide the specified platform (%s)", refString(named), platformString(plat)))
+			if !platform.Matches(plat, cfg.Platform) {
+				return nil, errdefs.NotFound(fmt.Errorf("image with reference %s was found but does not provide the specified platform (%s)", refString(named), platform.Format(plat)))
 			}
 		}
 	}
@@ -234,7 +234,7 @@ func (s *Service) resolveOn(ctx context.Context, ep endpoint, named reference.Na
 
 // pullOne pulls one tag or digest; it reports whether the reference now
 // names a different image than before.
-func (s *Service) pullOne(ctx context.Context, named reference.Named, plat v1.Platform, explicit bool, ac registry.AuthConfig, pout progress.Output) (bool, error) {
+func (s *Service) pullOne(ctx context.Context, named reference.Named, plat ocispec.Platform, explicit bool, ac registry.AuthConfig, pout progress.Output) (bool, error) {
 	r, err := s.resolve(ctx, named, plat, explicit, ac)
 	if err != nil {
 		return false, err

@@ -2,14 +2,15 @@ package distribution
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/distribution/reference"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/platform"
 )
 
 // ParsePullRef combines POST /images/create's fromImage and tag as
@@ -54,118 +55,39 @@ func tagOrDigest(named reference.Named) string {
 	return "latest"
 }
 
-// Known operating systems and architectures, as containerd's platforms
-// package knows them, for the validation Docker does.
-var (
-	knownOS   = map[string]bool{"aix": true, "android": true, "darwin": true, "dragonfly": true, "freebsd": true, "hurd": true, "illumos": true, "ios": true, "js": true, "linux": true, "nacl": true, "netbsd": true, "openbsd": true, "plan9": true, "solaris": true, "windows": true, "zos": true, "wasip1": true}
-	archAlias = map[string]string{"x86_64": "amd64", "x86-64": "amd64", "i386": "386", "aarch64": "arm64", "armhf": "arm", "armel": "arm"}
-	knownArch = map[string]bool{"386": true, "amd64": true, "amd64p32": true, "arm": true, "armbe": true, "arm64": true, "arm64be": true, "ppc64": true, "ppc64le": true, "loong64": true, "mips": true, "mipsle": true, "mips64": true, "mips64le": true, "mips64p32": true, "mips64p32le": true, "ppc": true, "riscv": true, "riscv64": true, "s390": true, "s390x": true, "sparc": true, "sparc64": true, "wasm": true}
-)
-
-// HostPlatform is the platform an image must be for to run here.
-func HostPlatform() v1.Platform {
-	p := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
-	switch runtime.GOARCH {
-	case "arm64":
-		p.Variant = "v8"
-	case "arm":
-		p.Variant = "v7"
+// ociPlatform is a go-containerregistry platform as the OCI type
+// pkg/platform works on; nil stays nil (an index entry without one).
+func ociPlatform(p *v1.Platform) *ocispec.Platform {
+	if p == nil {
+		return nil
 	}
-	return p
+	return &ocispec.Platform{
+		OS:           p.OS,
+		Architecture: p.Architecture,
+		Variant:      p.Variant,
+		OSVersion:    p.OSVersion,
+		OSFeatures:   p.OSFeatures,
+	}
 }
 
-// ParsePlatform parses os[/arch[/variant]] (or a lone arch) as Docker
-// does; "" is the host's platform. Anything unknown is Docker's 400
-// "unknown operating system or architecture".
-func ParsePlatform(s string) (v1.Platform, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
+// parsePlatform is a pull's ?platform=; "" is the host's platform.
+func parsePlatform(s string) (ocispec.Platform, error) {
 	if s == "" {
-		return HostPlatform(), nil
+		return platform.Default(), nil
 	}
-	bad := errdefs.InvalidParameter(fmt.Errorf("%q: unknown operating system or architecture: invalid argument", s))
-	parts := strings.Split(s, "/")
-	if len(parts) > 3 {
-		return v1.Platform{}, bad
-	}
-	var p v1.Platform
-	switch {
-	case len(parts) == 1 && knownOS[parts[0]]:
-		p = v1.Platform{OS: parts[0], Architecture: runtime.GOARCH}
-	case len(parts) == 1:
-		arch := normArch(parts[0])
-		if !knownArch[arch] {
-			return v1.Platform{}, bad
-		}
-		p = v1.Platform{OS: "linux", Architecture: arch}
-	default:
-		if !knownOS[parts[0]] {
-			return v1.Platform{}, bad
-		}
-		arch := normArch(parts[1])
-		if !knownArch[arch] {
-			return v1.Platform{}, bad
-		}
-		p = v1.Platform{OS: parts[0], Architecture: arch}
-		if len(parts) == 3 {
-			p.Variant = parts[2]
-		}
-	}
-	if p.Architecture == "arm64" && p.Variant == "" {
-		p.Variant = "v8"
-	}
-	return p, nil
+	return platform.Parse(s)
 }
 
-func normArch(a string) string {
-	if n, ok := archAlias[a]; ok {
-		return n
+// selectManifest picks the index entry that serves want best
+// (platform.Select).
+func selectManifest(idx *v1.IndexManifest, want ocispec.Platform) (v1.Descriptor, bool) {
+	have := make([]*ocispec.Platform, len(idx.Manifests))
+	for i, d := range idx.Manifests {
+		have[i] = ociPlatform(d.Platform)
 	}
-	return a
-}
-
-// platformMatches says whether an image or index entry for have can
-// serve want: OS and architecture must agree; a variant only when both
-// name one (arm64 images seldom say v8).
-func platformMatches(have *v1.Platform, want v1.Platform) bool {
-	if have == nil {
-		return false
+	i, ok := platform.Select(want, have)
+	if !ok {
+		return v1.Descriptor{}, false
 	}
-	if have.OS != want.OS || normArch(have.Architecture) != want.Architecture {
-		return false
-	}
-	hv := have.Variant
-	if want.Architecture == "arm64" && hv == "" {
-		hv = "v8"
-	}
-	return want.Variant == "" || hv == "" || hv == want.Variant
-}
-
-// selectManifest picks the index entry for want: the first that matches
-// exactly, ahead of one without a variant.
-func selectManifest(idx *v1.IndexManifest, want v1.Platform) (v1.Descriptor, bool) {
-	var fallback *v1.Descriptor
-	for i := range idx.Manifests {
-		d := idx.Manifests[i]
-		if !platformMatches(d.Platform, want) {
-			continue
-		}
-		if want.Variant == "" || d.Platform.Variant == want.Variant {
-			return d, true
-		}
-		if fallback == nil {
-			fallback = &idx.Manifests[i]
-		}
-	}
-	if fallback != nil {
-		return *fallback, true
-	}
-	return v1.Descriptor{}, false
-}
-
-func platformString(p v1.Platform) string {
-	s := p.OS + "/" + p.Architecture
-	if p.Variant != "" {
-		s += "/" + p.Variant
-	}
-	return s
+	return idx.Manifests[i], true
 }

@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/platform"
 )
 
 func TestParsePullRef(t *testing.T) {
@@ -42,34 +44,36 @@ func TestParsePullRef(t *testing.T) {
 }
 
 func TestParsePlatform(t *testing.T) {
-	host := runtime.GOARCH
+	if p, err := parsePlatform(""); err != nil || p.OS != "linux" || p.Architecture != runtime.GOARCH {
+		t.Errorf("the host's platform: %+v %v", p, err)
+	}
 	for in, want := range map[string]string{
-		"":              "linux/" + HostPlatform().Architecture,
-		"linux":         "linux/" + host,
-		"linux/amd64":   "linux/amd64",
-		"linux/x86_64":  "linux/amd64",
-		"linux/aarch64": "linux/arm64/v8",
-		"linux/arm/v7":  "linux/arm/v7",
-		"arm64":         "linux/arm64/v8",
-		"windows/amd64": "windows/amd64",
-		"LINUX/AMD64":   "linux/amd64",
+		"linux":          "linux/" + runtime.GOARCH,
+		"linux/amd64":    "linux/amd64",
+		"linux/x86_64":   "linux/amd64",
+		"linux/aarch64":  "linux/arm64",
+		"linux/arm64/v8": "linux/arm64/v8",
+		"linux/arm/v7":   "linux/arm/v7",
+		"arm64":          "linux/arm64",
+		"windows/amd64":  "windows/amd64",
+		"LINUX/AMD64":    "linux/amd64",
+		// Any name is an architecture after an OS: the pull then finds
+		// no manifest for it, as Docker's does.
+		"linux/foobar": "linux/foobar",
 	} {
-		p, err := ParsePlatform(in)
+		p, err := parsePlatform(in)
 		if err != nil {
 			t.Errorf("%q: %v", in, err)
 			continue
 		}
-		if in == "" {
-			continue
-		}
-		if got := platformString(p); got != want {
+		if got := platform.Format(p); got != want {
 			t.Errorf("%q: %s, want %s", in, got, want)
 		}
 	}
-	for _, bad := range []string{"foobar", "linux/foobar", "foo/amd64", "linux/amd64/v1/x"} {
-		_, err := ParsePlatform(bad)
-		if !errdefs.IsInvalidParameter(err) || err == nil {
-			t.Errorf("%q: %v, want 400 unknown operating system or architecture", bad, err)
+	for _, bad := range []string{"foobar", "linux//amd64", "linux/amd64/v1/x"} {
+		_, err := parsePlatform(bad)
+		if !errdefs.IsInvalidParameter(err) {
+			t.Errorf("%q: %v, want 400", bad, err)
 		}
 	}
 }
@@ -79,29 +83,38 @@ func TestSelectManifest(t *testing.T) {
 		return v1.Descriptor{Platform: &v1.Platform{OS: os, Architecture: arch, Variant: variant}}
 	}
 	idx := &v1.IndexManifest{Manifests: []v1.Descriptor{
+		{},                          // no platform
 		d("unknown", "unknown", ""), // an attestation
 		d("linux", "arm", "v6"),
 		d("linux", "arm", "v7"),
+		d("linux", "386", ""),
 		d("linux", "amd64", ""),
 		d("linux", "arm64", ""),
 		d("windows", "amd64", ""),
 	}}
 	for _, c := range []struct {
-		want v1.Platform
+		want ocispec.Platform
 		idx  int
 	}{
-		{v1.Platform{OS: "linux", Architecture: "amd64"}, 3},
-		{v1.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}, 2},
-		{v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}, 4},
-		{v1.Platform{OS: "windows", Architecture: "amd64"}, 5},
+		{ocispec.Platform{OS: "linux", Architecture: "amd64"}, 5},
+		{ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}, 3},
+		{ocispec.Platform{OS: "linux", Architecture: "arm"}, 3},
+		{ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v6"}, 2},
+		{ocispec.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}, 6},
+		{ocispec.Platform{OS: "linux", Architecture: "arm64"}, 6},
+		{ocispec.Platform{OS: "windows", Architecture: "amd64"}, 7},
 	} {
 		got, ok := selectManifest(idx, c.want)
 		if !ok || got.Platform != idx.Manifests[c.idx].Platform {
 			t.Errorf("%v: got %v (%v), want entry %d", c.want, got.Platform, ok, c.idx)
 		}
 	}
-	if _, ok := selectManifest(idx, v1.Platform{OS: "linux", Architecture: "s390x"}); ok {
+	if _, ok := selectManifest(idx, ocispec.Platform{OS: "linux", Architecture: "s390x"}); ok {
 		t.Error("s390x matched")
+	}
+	// An arm/v8 request runs arm/v7 code: the best older variant serves it.
+	if got, ok := selectManifest(idx, ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v8"}); !ok || got.Platform != idx.Manifests[3].Platform {
+		t.Errorf("arm/v8: got %v (%v), want arm/v7", got.Platform, ok)
 	}
 }
 

@@ -29,7 +29,16 @@ func TestParse(t *testing.T) {
 		{"linux/armhf", ocispec.Platform{OS: "linux", Architecture: "arm"}},
 		{"linux/armel", ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v6"}},
 		{"linux/arm/7", ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}},
-		{"linux/arm64/v8", ocispec.Platform{OS: "linux", Architecture: "arm64"}},
+		// The library keeps a variant given after arm64 (the hand-written
+		// parser dropped v8, as Normalize does).
+		{"linux/arm64/v8", ocispec.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}},
+		{"linux/aarch64/8", ocispec.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}},
+		{"linux/arm64", ocispec.Platform{OS: "linux", Architecture: "arm64"}},
+		// i386 is 386, but i486..i686 are not aliases (the hand-written
+		// parser took them for 386): after an OS they are names as given,
+		// alone they are no architecture (TestParseRefuses).
+		{"i386", ocispec.Platform{OS: "linux", Architecture: "386"}},
+		{"linux/i686", ocispec.Platform{OS: "linux", Architecture: "i686"}},
 		{"linux/amd64/v3", ocispec.Platform{OS: "linux", Architecture: "amd64", Variant: "v3"}},
 		{"freebsd/whatever", ocispec.Platform{OS: "freebsd", Architecture: "whatever"}},
 	} {
@@ -47,6 +56,7 @@ func TestParseRefuses(t *testing.T) {
 		"/":               "is an invalid OS component",
 		"":                "is an invalid OS component",
 		"nintendo64":      "unknown operating system or architecture",
+		"i686":            "unknown operating system or architecture",
 		"linux//amd64":    "is an invalid component",
 		"linux/am d64":    "is an invalid component",
 		"linux/amd64/x/y": "cannot parse platform specifier",
@@ -87,9 +97,46 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+func TestParseMessages(t *testing.T) {
+	// Docker's texts, which its tests compare whole.
+	for in, msg := range map[string]string{
+		"/":          `"" is an invalid OS component of "/": OSAndVersion specifier component must match "^([A-Za-z0-9_-]+)(?:\\(([A-Za-z0-9_.-]*)\\))?$": invalid argument`,
+		"nintendo64": `"nintendo64": unknown operating system or architecture: invalid argument`,
+	} {
+		if _, err := Parse(in); err == nil || err.Error() != msg {
+			t.Errorf("Parse(%q): %v; want %s", in, err, msg)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	for _, tc := range []struct {
+		in   ocispec.Platform
+		want string
+	}{
+		{ocispec.Platform{OS: "Linux", Architecture: "x86_64"}, "linux/amd64"},
+		{ocispec.Platform{OS: "linux", Architecture: "aarch64"}, "linux/arm64"},
+		{ocispec.Platform{OS: "linux", Architecture: "arm64", Variant: "8"}, "linux/arm64"},
+		{ocispec.Platform{OS: "linux", Architecture: "arm"}, "linux/arm/v7"},
+		{ocispec.Platform{OS: "linux", Architecture: "armhf"}, "linux/arm/v7"},
+		{ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "6"}, "linux/arm/v6"},
+		{ocispec.Platform{OS: "macos", Architecture: "arm64"}, "darwin/arm64"},
+		{ocispec.Platform{OS: "linux", Architecture: "amd64", Variant: "v1"}, "linux/amd64"},
+		// The library's: arm64 v9 has its short name; an empty OS is the
+		// host's (the hand-written one left both alone).
+		{ocispec.Platform{OS: "linux", Architecture: "arm64", Variant: "9"}, "linux/arm64/v9"},
+		{ocispec.Platform{Architecture: "amd64"}, runtime.GOOS + "/amd64"},
+	} {
+		if got := Format(Normalize(tc.in)); got != tc.want {
+			t.Errorf("Normalize(%+v) = %s; want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestMatches(t *testing.T) {
 	amd64 := ocispec.Platform{OS: "linux", Architecture: "amd64"}
 	armv7 := ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}
+	armv6 := ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v6"}
 	for _, tc := range []struct {
 		want, have ocispec.Platform
 		ok         bool
@@ -102,6 +149,18 @@ func TestMatches(t *testing.T) {
 		{ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "7"}, armv7, true},
 		{ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v6"}, armv7, false},
 		{ocispec.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}, ocispec.Platform{OS: "linux", Architecture: "arm64"}, true},
+		// An image without a variant serves any variant of its
+		// architecture (image configs often leave it out).
+		{ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v6"}, ocispec.Platform{OS: "linux", Architecture: "arm"}, true},
+		{ocispec.Platform{OS: "linux", Architecture: "amd64", Variant: "v3"}, amd64, true},
+		// Where platforms.Only differs from the hand-written rule (same
+		// variant when want names one, any when it names none): what a
+		// CPU of want runs natively matches, and only that.
+		{armv7, armv6, true},
+		{amd64, ocispec.Platform{OS: "linux", Architecture: "386"}, true},
+		{ocispec.Platform{OS: "linux", Architecture: "arm64"}, ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}, true},
+		{amd64, ocispec.Platform{OS: "linux", Architecture: "amd64", Variant: "v3"}, false},
+		{ocispec.Platform{OS: "linux", Architecture: "arm"}, ocispec.Platform{OS: "linux", Architecture: "arm", Variant: "v8"}, false},
 	} {
 		if got := Matches(tc.want, tc.have); got != tc.ok {
 			t.Errorf("Matches(%+v, %+v) = %v", tc.want, tc.have, got)
@@ -109,5 +168,30 @@ func TestMatches(t *testing.T) {
 	}
 	if got := Format(armv7); got != "linux/arm/v7" {
 		t.Errorf("Format: %q", got)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	p := func(arch, variant string) *ocispec.Platform {
+		return &ocispec.Platform{OS: "linux", Architecture: arch, Variant: variant}
+	}
+	have := []*ocispec.Platform{nil, p("arm", "v5"), p("arm", ""), p("arm", "v6"), p("arm", "v7"), p("386", ""), p("amd64", "")}
+	for _, tc := range []struct {
+		want ocispec.Platform
+		idx  int
+	}{
+		{*p("amd64", ""), 6},
+		{*p("386", ""), 5},
+		// arm without a variant is arm/v7: the first entry that is.
+		{*p("arm", "v7"), 2},
+		{*p("arm", "v6"), 3},
+		{*p("arm", "v8"), 2},
+	} {
+		if i, ok := Select(tc.want, have); !ok || i != tc.idx {
+			t.Errorf("Select(%+v) = %d, %v; want %d", tc.want, i, ok, tc.idx)
+		}
+	}
+	if _, ok := Select(*p("s390x", ""), have); ok {
+		t.Error("s390x selected")
 	}
 }
