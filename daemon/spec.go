@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
 	containertypes "github.com/docker/docker/api/types/container"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/oci"
@@ -183,7 +185,15 @@ func parseBind(b string) (specs.Mount, error) {
 	if len(parts) == 3 {
 		for _, o := range strings.Split(parts[2], ",") {
 			switch o {
-			case "ro", "rw":
+			case "ro":
+				// Read-only all the way down, as Docker makes it on kernels
+				// that can (API 1.44+): a host mount below the bind's source
+				// must not stay writable in the container.
+				m.Options = append(m.Options, o)
+				if recursiveReadOnly() {
+					m.Options = append(m.Options, "rro")
+				}
+			case "rw":
 				m.Options = append(m.Options, o)
 			case "z", "Z", "":
 				// SELinux relabelling: nothing to do without SELinux.
@@ -258,3 +268,10 @@ func writeNetworkFiles(c *container.Container, hostname string) error {
 	}
 	return nil
 }
+
+// recursiveReadOnly reports whether the kernel has mount_setattr(2), which
+// the runtime's "rro" option needs (Linux 5.12); asked once.
+var recursiveReadOnly = sync.OnceValue(func() bool {
+	err := unix.MountSetattr(-1, "", 0, &unix.MountAttr{})
+	return err != unix.ENOSYS
+})

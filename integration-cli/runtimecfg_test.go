@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Docker's network sysctls for a container with a network namespace of its
@@ -136,5 +138,30 @@ func TestWritableCgroupsKeepLimits(t *testing.T) {
 	r = shared.CLI("run", "--rm", "busybox", "sh", "-c", "mkdir /sys/fs/cgroup/pids/sub || mkdir /sys/fs/cgroup/sub")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "Read-only file system") {
 		t.Errorf("cgroups writable by default: %s", r)
+	}
+}
+
+// A read-only bind is read-only all the way down: a host mount below its
+// source is not writable in the container either (Docker's recursive
+// read-only binds).
+func TestReadOnlyBindIsRecursive(t *testing.T) {
+	src := t.TempDir()
+	sub := filepath.Join(src, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", sub, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs below the bind's source: %v", err)
+	}
+	defer func() { _ = unix.Unmount(sub, unix.MNT_DETACH) }()
+	for _, cli := range []func(...string) Result{shared.CLI, shared.Stock} {
+		r := cli("run", "--rm", "-v", src+":/m:ro", "busybox", "sh", "-c",
+			"touch /m/top 2>/dev/null && echo top-writable; touch /m/sub/x 2>/dev/null && echo sub-writable; grep ' /m/sub ' /proc/self/mountinfo | grep -q ' ro,' && echo sub-ro")
+		if r.Code != 0 || r.Stdout != "sub-ro\n" {
+			t.Errorf("-v %s:/m:ro: %s", src, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(sub, "x")); err == nil {
+		t.Error("the container wrote below a read-only bind")
 	}
 }
