@@ -32,6 +32,12 @@ type Container struct {
 	// the removal's write-ahead mark on disk is State.Status "removing",
 	// saved once the container stopped.
 	removing atomic.Bool
+	// rootfsHolds counts readers of the mounted rootfs outside a run (an
+	// export): while there are any, an exit leaves the rootfs mounted and
+	// a removal is refused. Atomic, paired with removing: a holder adds
+	// itself before it checks removing, a removal marks itself before it
+	// checks the holds, so one of the two always sees the other.
+	rootfsHolds atomic.Int32
 
 	ID         string
 	Name       string // with the leading "/" as Docker keeps it
@@ -88,6 +94,23 @@ func (c *Container) TryLock() bool { return c.mu.TryLock() }
 // SetRemovalInProgress marks a removal as running and reports whether one
 // already was.
 func (c *Container) SetRemovalInProgress() (already bool) { return c.removing.Swap(true) }
+
+// HoldRootfs counts one more reader of the rootfs; it fails (and counts
+// nothing) when a removal is in progress.
+func (c *Container) HoldRootfs() bool {
+	c.rootfsHolds.Add(1)
+	if c.removing.Load() {
+		c.rootfsHolds.Add(-1)
+		return false
+	}
+	return true
+}
+
+// ReleaseRootfs drops a HoldRootfs and reports whether it was the last.
+func (c *Container) ReleaseRootfs() (last bool) { return c.rootfsHolds.Add(-1) == 0 }
+
+// RootfsHeld reports whether a reader holds the rootfs.
+func (c *Container) RootfsHeld() bool { return c.rootfsHolds.Load() > 0 }
 
 // ResetRemovalInProgress clears the mark once a removal ended (done or
 // failed).

@@ -28,3 +28,27 @@ func TestNextExitKeepsItsStatus(t *testing.T) {
 	default:
 	}
 }
+
+// A rootfs hold and a removal exclude each other: a hold taken while a
+// removal runs fails, and a removal sees a hold taken before it.
+func TestRootfsHoldAndRemoval(t *testing.T) {
+	c := &Container{}
+	if !c.HoldRootfs() || !c.RootfsHeld() {
+		t.Fatal("a hold on an idle container failed")
+	}
+	if c.SetRemovalInProgress() {
+		t.Fatal("a removal was already in progress")
+	}
+	if !c.RootfsHeld() {
+		t.Fatal("the removal does not see the hold taken before it")
+	}
+	if !c.ReleaseRootfs() {
+		t.Fatal("releasing the only hold was not the last")
+	}
+	if c.HoldRootfs() {
+		t.Fatal("a hold was taken while a removal runs")
+	}
+	if c.RootfsHeld() {
+		t.Fatal("a refused hold is still counted")
+	}
+}

@@ -252,6 +252,9 @@ func (d *Daemon) ContainerRemove(ctx context.Context, name string, opts containe
 		return errdefs.Conflict(fmt.Errorf("removal of container %s is already in progress", name))
 	}
 	defer c.ResetRemovalInProgress()
+	if c.RootfsHeld() {
+		return errdefs.Conflict(fmt.Errorf("cannot remove container %q: its filesystem is being exported: try again once that is done", c.Name))
+	}
 	if !d.containers.Registered(c.ID) {
 		// Another removal finished between our lookup and our mark: as
 		// Docker, that is not an error.

@@ -198,7 +198,9 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 	if err := d.driver.Delete(c.ID); err != nil {
 		slog.Error("release exec driver state", "id", c.ID, "err", err)
 	}
-	if err := d.images.Unmount(c.ID); err != nil {
+	if c.RootfsHeld() {
+		slog.Debug("rootfs left mounted for its reader (export)", "id", c.ID)
+	} else if err := d.images.Unmount(c.ID); err != nil {
 		slog.Error("unmount container rootfs", "id", c.ID, "err", err)
 	}
 	// A shareable /dev/shm lives as long as the container runs, as in

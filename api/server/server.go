@@ -217,7 +217,6 @@ var unimplemented = []string{
 	"GET /containers/{name:.*}/top",
 	"GET /containers/{name:.*}/stats",
 	"GET /containers/{name:.*}/changes",
-	"GET /containers/{name:.*}/export",
 	"GET /containers/{name:.*}/archive",
 	"HEAD /containers/{name:.*}/archive",
 	"PUT /containers/{name:.*}/archive",

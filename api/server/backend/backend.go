@@ -78,6 +78,7 @@ type Containers interface {
 	ContainerLogs(ctx context.Context, name string, opts containertypes.LogsOptions, out StreamFunc) error
 	ContainerAttach(ctx context.Context, name string, cfg AttachConfig, out StreamFunc) error
 	ContainerResize(ctx context.Context, name string, height, width uint) error
+	ContainerExport(ctx context.Context, name string, w io.Writer) error
 	ExecCreate(ctx context.Context, name string, cfg *containertypes.ExecOptions) (string, error)
 	ExecStart(ctx context.Context, id string, opts containertypes.ExecStartOptions, out StreamFunc) error
 	ExecInspect(ctx context.Context, id string) (*ExecInspect, error)

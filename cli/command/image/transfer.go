@@ -2,10 +2,8 @@ package image
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/docker/docker/api/types/image"
@@ -125,8 +123,8 @@ func NewSaveCommand(cli *command.Cli) *cobra.Command {
 		Short: "Save one or more images to a tar archive (streamed to STDOUT by default)",
 		Args:  command.RequiresMinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output == "" && cli.Out().IsTerminal() {
-				return errors.New("cowardly refusing to save to a terminal. Use the -o flag or redirect")
+			if err := command.CheckArchiveOutput(cli, output); err != nil {
+				return err
 			}
 			c, err := cli.Client()
 			if err != nil {
@@ -137,35 +135,9 @@ func NewSaveCommand(cli *command.Cli) *cobra.Command {
 				return err
 			}
 			defer rc.Close()
-			if output == "" {
-				_, err = io.Copy(cli.Out(), rc)
-				return err
-			}
-			return writeFileAtomic(output, rc)
+			return command.WriteArchive(cli, output, rc)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "Write to a file, instead of STDOUT")
 	return cmd
-}
-
-// writeFileAtomic streams r into path through a temporary file, so that a
-// failed save never leaves a truncated archive under the requested name.
-func writeFileAtomic(path string, r io.Reader) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("failed to save image: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, r); err != nil {
-		tmp.Close()
-		return fmt.Errorf("failed to save image: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("failed to save image: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -40,6 +40,7 @@ func (c *containerRouter) Routes() []router.Route {
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/wait", Handler: c.wait},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/attach", Handler: c.attach},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/resize", Handler: c.resize},
+		{Method: http.MethodGet, Path: "/containers/{name:.*}/export", Handler: c.export},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/exec", Handler: c.execCreate, Body: router.BodyConfig},
 		{Method: http.MethodDelete, Path: "/containers/{name:.*}", Handler: c.remove},
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/start", Handler: c.execStart},
