@@ -30,7 +30,14 @@ type CommitOptions struct {
 	Config func(diffIDs []digest.Digest) ([]byte, error)
 	// Tags to point at the new image.
 	Tags []string
+	// Mountpoints are paths (relative to the rootfs) the runtime may have
+	// created in the writable layer to mount on: left out of the layer
+	// when they are empty (archive.TarDirExcept).
+	Mountpoints []string
 }
+
+// emptyTarDiffID is the diff ID of a tar with no entries.
+const emptyTarDiffID = digest.Digest("sha256:5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef")
 
 // Commit registers a new image as opts says. The parent is remembered
 // (the classic store's Parent, which `docker history` and inspect show).
@@ -74,14 +81,18 @@ func (s *Store) Commit(ctx context.Context, opts CommitOptions) (*Image, error) 
 			return nil, errdefs.InvalidParameter(fmt.Errorf("container %s was not created from image %s", opts.ContainerID, opts.Parent))
 		}
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(s.diffRW(rw, pw)) }()
+		go func() { pw.CloseWithError(s.diffRW(rw, pw, opts.Mountpoints)) }()
 		l, err := s.createLayer(ctx, "commit", top, "", pr)
 		pr.CloseWithError(err)
 		if err != nil {
 			return nil, fmt.Errorf("commit: %w", err)
 		}
 		defer s.releaseLayers([]digest.Digest{l.ChainID})
-		diffIDs = append(diffIDs, l.DiffID)
+		// No change at all is no layer (an empty_layer history entry), as
+		// in Docker.
+		if l.DiffID != emptyTarDiffID {
+			diffIDs = append(diffIDs, l.DiffID)
+		}
 	}
 	raw, err := opts.Config(diffIDs)
 	if err != nil {
@@ -102,10 +113,10 @@ func (s *Store) Commit(ctx context.Context, opts CommitOptions) (*Image, error) 
 // diffRW writes the changes of a container's writable layer as a layer
 // tar. On overlay2 the layer's directory holds exactly its changes; on
 // vfs it is a full copy, compared with the parent's.
-func (s *Store) diffRW(rw *rwLayer, w io.Writer) error {
+func (s *Store) diffRW(rw *rwLayer, w io.Writer, mountpoints []string) error {
 	dir := s.driver.Diff(rw.CacheID)
 	if s.driver.Whiteouts() == archive.WhiteoutOverlay {
-		return archive.TarDir(dir, w)
+		return archive.TarDirExcept(dir, w, mountpoints)
 	}
 	base := ""
 	if n := len(rw.Chain); n > 0 {

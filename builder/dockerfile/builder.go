@@ -15,12 +15,12 @@ import (
 	"strings"
 	"sync"
 
+	securejoin "github.com/cyphar/filepath-securejoin"
 	"github.com/distribution/reference"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
-	securejoin "github.com/cyphar/filepath-securejoin"
 
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -46,6 +46,8 @@ type Build struct {
 	failedContainer string
 	totalSteps      int
 	step            int
+	// noCommit: dispatch only changes the config (commit -c).
+	noCommit bool
 }
 
 type stageResult struct {

@@ -273,7 +273,7 @@ func (b *Build) dispatch(ctx context.Context, st *stageState, cmd instructions.C
 		cfg.StopSignal = c.Signal
 		return b.configStep(ctx, st, "STOPSIGNAL "+c.Signal)
 	case *instructions.HealthCheckCommand:
-		if c.Health != nil && len(cfg.Healthcheck.Test) > 0 && c.Health.Test[0] != "NONE" {
+		if b.out != nil && c.Health != nil && cfg.Healthcheck != nil && len(cfg.Healthcheck.Test) > 0 && c.Health.Test[0] != "NONE" {
 			b.out.streamf("Note: overriding previous HEALTHCHECK: %v\n", cfg.Healthcheck.Test)
 		}
 		cfg.Healthcheck = c.Health
@@ -340,6 +340,9 @@ func nextConfig(st *stageState, createdBy string) *Config {
 
 // configStep commits a step that changes only the config.
 func (b *Build) configStep(ctx context.Context, st *stageState, comment string) error {
+	if b.noCommit {
+		return nil
+	}
 	createdBy := nopCreatedBy(st, comment)
 	if hit, err := b.probeCache(ctx, st, createdBy); err != nil || hit {
 		return err
@@ -531,3 +534,5 @@ func healthcheckCreatedBy(c *instructions.HealthCheckCommand) string {
 	return fmt.Sprintf("HEALTHCHECK &{%q %q %q %q %q %q}", h.Test, h.Interval.String(), h.Timeout.String(),
 		h.StartPeriod.String(), h.StartInterval.String(), rune(h.Retries))
 }
+
+func cleanPath(p string) string { return path.Clean(p) }

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sdengine/engine/api/server"
+	buildrouter "github.com/sdengine/engine/api/server/router/build"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
 	imagerouter "github.com/sdengine/engine/api/server/router/image"
 	networkrouter "github.com/sdengine/engine/api/server/router/network"
@@ -186,7 +187,7 @@ func run(cfg *config.Config, tlsConf *tls.Config) error {
 		return err
 	}
 	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d),
-		networkrouter.New(d), volumerouter.New(), pluginrouter.New())
+		networkrouter.New(d), volumerouter.New(), pluginrouter.New(), buildrouter.New(d))
 	listeners, err := listen(cfg, tlsConf)
 	if err != nil {
 		return err

@@ -110,3 +110,74 @@ func sameEntry(a, b string) bool {
 	}
 	return true
 }
+
+// TarDirExcept is TarDir less the engine's mountpoints: each of
+// mountpoints (relative paths) that is an empty file or an empty
+// directory in dir is left out, and so is a directory that holds nothing
+// else (the /etc that making /etc/hostname copied up). They are what
+// the runtime creates in a container's writable layer to mount on,
+// never the container's own changes, as Docker's init layer keeps them
+// out of a commit.
+func TarDirExcept(dir string, w io.Writer, mountpoints []string) error {
+	skip := map[string]bool{}
+	for _, m := range mountpoints {
+		m = filepath.Clean(m)
+		var st unix.Stat_t
+		if unix.Lstat(filepath.Join(dir, m), &st) != nil {
+			continue
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if st.Size != 0 {
+				continue
+			}
+		case unix.S_IFDIR:
+			if ents, err := os.ReadDir(filepath.Join(dir, m)); err != nil || len(ents) > 0 {
+				continue
+			}
+		default:
+			continue
+		}
+		skip[m] = true
+		// Parents left holding nothing else go too.
+		for p := filepath.Dir(m); p != "."; p = filepath.Dir(p) {
+			ents, err := os.ReadDir(filepath.Join(dir, p))
+			if err != nil {
+				break
+			}
+			all := true
+			for _, e := range ents {
+				if !skip[filepath.Join(p, e.Name())] {
+					all = false
+					break
+				}
+			}
+			if opaque, _ := addXattrs(filepath.Join(dir, p), &tar.Header{}); opaque || !all {
+				break
+			}
+			skip[p] = true
+		}
+	}
+	tw := tar.NewWriter(w)
+	links := map[[2]uint64]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		if skip[rel] {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return tarEntry(tw, p, filepath.ToSlash(rel), links)
+	})
+	if err != nil {
+		return fmt.Errorf("tar %s: %w", dir, err)
+	}
+	return tw.Close()
+}
