@@ -35,6 +35,7 @@ func (s *Store) InspectImage(img *Image) imagetypes.InspectResponse {
 		RepoTags:     tags,
 		RepoDigests:  []string{},
 		Comment:      ext.Comment,
+		Parent:       s.Parent(img.ID).String(),
 		Created:      img.Created.UTC().Format(time.RFC3339Nano),
 		Author:       img.Config.Author,
 		Config:       &ext.Config,
