@@ -44,7 +44,28 @@ func NewBuildCommand(cli *command.Cli) *cobra.Command {
 				body = cli.In()
 			} else {
 				var buf bytes.Buffer
-				if err := tarContext(args[0], o.Dockerfile, &buf); err != nil {
+				var extra []byte
+				if o.Dockerfile != "" {
+					// A Dockerfile from stdin or outside the context is
+					// sent inside it under a name of its own, as docker does.
+					abs, _ := filepath.Abs(o.Dockerfile)
+					ctxAbs, _ := filepath.Abs(args[0])
+					if rel, err := filepath.Rel(ctxAbs, abs); o.Dockerfile == "-" || err != nil || strings.HasPrefix(rel, "..") {
+						var err error
+						if o.Dockerfile == "-" {
+							extra, err = io.ReadAll(cli.In())
+						} else {
+							extra, err = os.ReadFile(o.Dockerfile)
+						}
+						if err != nil {
+							return err
+						}
+						o.Dockerfile = ".dockerfile." + stringid.GenerateRandomID()[:20]
+					} else {
+						o.Dockerfile = rel
+					}
+				}
+				if err := tarContext(args[0], o.Dockerfile, extra, &buf); err != nil {
 					return err
 				}
 				body = &buf
@@ -131,7 +152,7 @@ func NewBuildCommand(cli *command.Cli) *cobra.Command {
 // tarContext writes the build context at dir as a tar, less what its
 // .dockerignore excludes (the Dockerfile and .dockerignore are always
 // sent). Symlinks are sent as links, never followed.
-func tarContext(dir, dockerfile string, w io.Writer) error {
+func tarContext(dir, dockerfile string, extra []byte, w io.Writer) error {
 	var patterns []string
 	if f, err := os.Open(filepath.Join(dir, ".dockerignore")); err == nil {
 		patterns, err = ignorefile.ReadAll(f)
@@ -200,6 +221,14 @@ func tarContext(dir, dockerfile string, w io.Writer) error {
 	})
 	if err != nil {
 		return err
+	}
+	if extra != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: dockerfile, Mode: 0o600, Size: int64(len(extra)), ModTime: time.Now()}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(extra); err != nil {
+			return err
+		}
 	}
 	return tw.Close()
 }
