@@ -251,9 +251,13 @@ func (d *Daemon) ContainerCommit(ctx context.Context, p backend.CommitParams) (s
 	if err != nil {
 		return "", err
 	}
+	// Without a config in the request the changes apply to the
+	// container's own (so "ENV PATH=/x:$PATH" sees its PATH), as Docker.
 	var user dockerfile.Config
 	if p.Config != nil {
 		user.Config = imageConfigFromContainer(p.Config)
+	} else {
+		user.Config = imageConfigFromContainer(&ccfg)
 	}
 	if err := dockerfile.ApplyChanges(&user.Config, p.Changes); err != nil {
 		return "", err
