@@ -41,11 +41,8 @@ type Build struct {
 	out        *output
 	stageImage map[string]*stageResult // by lower-case name and by index
 	usedArgs   map[string]bool
-	// containers left for removal (rm=false keeps them; forcerm removes
-	// even the failed one)
-	failedContainer string
-	totalSteps      int
-	step            int
+	totalSteps int
+	step       int
 	// noCommit: dispatch only changes the config (commit -c).
 	noCommit bool
 }
@@ -337,6 +334,8 @@ func (o *output) fail(err error) {
 	if errors.As(err, &re) {
 		je.Code = re.code
 	}
+	// "error" too: docker-py and compose 1.29 read that key.
+	//lint:ignore SA1019 older clients still read the top-level "error"
 	o.enc.Encode(jsonmessage.JSONMessage{Error: je, ErrorMessage: msg})
 	flush(o.w)
 }

@@ -1,6 +1,7 @@
 package dockerfile
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -65,5 +66,5 @@ func (b *Build) applyConfigOnly(st *stageState, cmd instructions.Command) error 
 	}
 	b.noCommit = true
 	defer func() { b.noCommit = false }()
-	return b.dispatch(nil, st, cmd)
+	return b.dispatch(context.TODO(), st, cmd)
 }
