@@ -160,8 +160,7 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 		return nil, err
 	}
 	switch p.InitSystem {
-	case "":
-	case "systemd":
+	case "", "systemd", buildInitSystem:
 	default:
 		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid init system %q: the only init system is \"systemd\"", p.InitSystem))
 	}

@@ -18,6 +18,9 @@ import (
 // from it in the container's config, so that inspect shows it.
 // userStopSignal is the stop signal the client asked for, if any.
 func (d *Daemon) chooseInitSystem(requested string, cfg *containertypes.Config, path, userStopSignal string) string {
+	if requested == buildInitSystem {
+		return "" // a build step: no profile, even for an init command
+	}
 	initSystem := requested
 	if initSystem == "" && d.cfg.AutoSystemdEnabled() && systemdprofile.IsInitCommand(path) {
 		initSystem = opts.InitSystemd

@@ -31,10 +31,12 @@ func (s *Store) InspectImage(img *Image) imagetypes.InspectResponse {
 		tags = []string{}
 	}
 	resp := imagetypes.InspectResponse{
-		ID:           img.ID.String(),
-		RepoTags:     tags,
-		RepoDigests:  repoDigests(img),
-		Comment:      ext.Comment,
+		ID:          img.ID.String(),
+		RepoTags:    tags,
+		RepoDigests: repoDigests(img),
+		Comment:     ext.Comment,
+		//lint:ignore SA1019 the classic store's parent, which Docker still shows
+		Parent:       s.Parent(img.ID).String(),
 		Created:      img.Created.UTC().Format(time.RFC3339Nano),
 		Author:       img.Config.Author,
 		Config:       &ext.Config,

@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/sdengine/engine/api/server/backend"
+	buildrouter "github.com/sdengine/engine/api/server/router/build"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
 	networkrouter "github.com/sdengine/engine/api/server/router/network"
 	pluginrouter "github.com/sdengine/engine/api/server/router/plugin"
@@ -24,6 +25,7 @@ import (
 // the methods the tests do not reach panic (nil embedded interfaces).
 type fakeEngine struct {
 	backend.Containers
+	backend.Builder
 }
 
 func (fakeEngine) ContainerInspect(_ context.Context, name string, _ bool) (*backend.ContainerInspect, error) {
@@ -53,7 +55,7 @@ func (fakeEngine) NetworkInspect(_ context.Context, ref string) (network.Inspect
 
 func engineHandler() http.Handler {
 	e := fakeEngine{}
-	return New(containerrouter.New(e), networkrouter.New(e), volumerouter.New(), pluginrouter.New()).Handler()
+	return New(containerrouter.New(e), networkrouter.New(e), volumerouter.New(), pluginrouter.New(), buildrouter.New(e)).Handler()
 }
 
 func postBody(h http.Handler, target, ct, body string) *httptest.ResponseRecorder {
@@ -113,8 +115,6 @@ func TestMalformedBodiesAre400(t *testing.T) {
 func TestWellFormedUnbuiltIs501(t *testing.T) {
 	h := engineHandler()
 	for _, c := range []struct{ target, body string }{
-		{"/commit?container=ctr", "{}"},
-		{"/commit?container=ctr", ""},
 		{"/containers/ctr/update", `{"Memory":0}`},
 		{"/networks/create", `{"Name":"mynet"}`},
 		{"/networks/host/connect", `{"Container":"ctr"}`},

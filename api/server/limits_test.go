@@ -18,6 +18,7 @@ import (
 
 	"github.com/sdengine/engine/api/server/httputils"
 	"github.com/sdengine/engine/api/server/router"
+	buildrouter "github.com/sdengine/engine/api/server/router/build"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
 	imagerouter "github.com/sdengine/engine/api/server/router/image"
 )
@@ -161,8 +162,10 @@ func TestRouteBodyClasses(t *testing.T) {
 		"POST /containers/{name:.*}/start": router.BodySmall,
 		"POST /images/create":              router.BodyStream,
 		"POST /images/load":                router.BodyStream,
+		"POST /build":                      router.BodyStream,
+		"POST /commit":                     router.BodyConfig,
 	}
-	for _, rt := range []router.Router{containerrouter.New(nil), imagerouter.New(nil)} {
+	for _, rt := range []router.Router{containerrouter.New(nil), imagerouter.New(nil), buildrouter.New(nil)} {
 		for _, r := range rt.Routes() {
 			k := r.Method + " " + r.Path
 			if c, ok := want[k]; ok {
@@ -181,8 +184,8 @@ func TestRouteBodyClasses(t *testing.T) {
 	if status, body := post(t, ts.URL+"/v1.51/containers/create", repeat(' '), 100<<20); status != 413 {
 		t.Errorf("create: %d %s", status, body)
 	}
-	if status, body := post(t, ts.URL+"/v1.51/build", repeat(' '), 100<<20); status != 501 {
-		t.Errorf("build: %d %s", status, body)
+	if status, body := post(t, ts.URL+"/v1.51/build/prune", repeat(' '), 100<<20); status != 501 {
+		t.Errorf("build prune: %d %s", status, body)
 	}
 }
 

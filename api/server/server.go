@@ -207,11 +207,9 @@ func noSuchVolume(_ context.Context, _ http.ResponseWriter, _ *http.Request, var
 var unimplemented = []string{
 	"GET /events",
 	"GET /system/df",
-	"POST /build",
 	"POST /build/prune",
 	"POST /build/cancel",
 	"GET /images/search",
-	"GET /images/{name:.*}/history",
 	"POST /images/prune",
 	"GET /distribution/{name:.*}/json",
 	"GET /containers/{name:.*}/top",

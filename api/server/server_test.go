@@ -127,7 +127,7 @@ func TestNotImplementedNamesThePathAsSent(t *testing.T) {
 		{"DELETE", "/v1.51/volumes/myvol", "DELETE /v1.51/volumes/myvol is not implemented by this engine yet"},
 		{"HEAD", "/v1.51/containers/abc/archive?path=/etc", "HEAD /v1.51/containers/abc/archive is not implemented by this engine yet"},
 		{"GET", "/v1.51/volumes", "GET /v1.51/volumes is not implemented by this engine yet"},
-		{"POST", "/build", "POST /build is not implemented by this engine yet"},
+		{"POST", "/build/prune", "POST /build/prune is not implemented by this engine yet"},
 	} {
 		rec := serve(t, c.method, c.target)
 		if rec.Code != http.StatusNotImplemented {

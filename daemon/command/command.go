@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sdengine/engine/api/server"
+	buildrouter "github.com/sdengine/engine/api/server/router/build"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
 	distributionrouter "github.com/sdengine/engine/api/server/router/distribution"
 	imagerouter "github.com/sdengine/engine/api/server/router/image"
@@ -191,7 +192,7 @@ func run(cfg *config.Config, tlsConf *tls.Config) error {
 		return err
 	}
 	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d),
-		distributionrouter.New(d), networkrouter.New(d), volumerouter.New(), pluginrouter.New())
+		distributionrouter.New(d), networkrouter.New(d), volumerouter.New(), pluginrouter.New(), buildrouter.New(d))
 	listeners, err := listen(cfg, tlsConf)
 	if err != nil {
 		return err

@@ -107,13 +107,15 @@ func Commands(cli *command.Cli) []*cobra.Command {
 	rm.Use = "rm [OPTIONS] IMAGE [IMAGE...]"
 	rm.Aliases = []string{"remove", "rmi"}
 	return []*cobra.Command{ls, rm, NewImportCommand(cli), NewLoadCommand(cli), NewSaveCommand(cli),
-		NewTagCommand(cli), NewInspectCommand(cli), NewPullCommand(cli), NewPushCommand(cli)}
+		NewTagCommand(cli), NewInspectCommand(cli), NewPullCommand(cli), NewPushCommand(cli),
+		NewBuildCommand(cli), NewHistoryCommand(cli)}
 }
 
 // TopLevelCommands returns the image commands docker offers at the top level.
 func TopLevelCommands(cli *command.Cli) []*cobra.Command {
 	cmds := []*cobra.Command{NewImagesCommand(cli), NewRmiCommand(cli), NewImportCommand(cli),
-		NewLoadCommand(cli), NewSaveCommand(cli), NewTagCommand(cli),
+		NewLoadCommand(cli), NewSaveCommand(cli), NewTagCommand(cli), NewBuildCommand(cli),
+		NewHistoryCommand(cli), NewCommitCommand(cli),
 		NewPullCommand(cli), NewPushCommand(cli), NewLoginCommand(cli), NewLogoutCommand(cli)}
 	for _, c := range cmds {
 		c.Aliases = nil

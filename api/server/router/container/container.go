@@ -46,7 +46,6 @@ func (c *containerRouter) Routes() []router.Route {
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/start", Handler: c.execStart},
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/resize", Handler: c.execResize},
 		{Method: http.MethodGet, Path: "/exec/{id:.*}/json", Handler: c.execInspect},
-		{Method: http.MethodPost, Path: "/commit", Handler: c.commit, Body: router.BodyConfig},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/update", Handler: c.update, Body: router.BodyConfig},
 	}
 }
@@ -139,20 +138,6 @@ func versionedCreate(version string, p *backend.CreateParams) error {
 		return errdefs.InvalidParameter(fmt.Errorf("Container cannot be created with multiple network endpoints: %s", strings.Join(names, ", ")))
 	}
 	return nil
-}
-
-// commit is POST /commit, not built yet. A malformed body is a 400 and a
-// container that does not exist a 404 (both checked first, as in Docker,
-// and true whether or not commit is built); anything else a 501.
-func (c *containerRouter) commit(ctx context.Context, _ http.ResponseWriter, r *http.Request, _ map[string]string) error {
-	var cfg containertypes.Config
-	if err := httputils.ReadJSON(r, &cfg, true); err != nil {
-		return err
-	}
-	if _, err := c.b.ContainerInspect(ctx, r.FormValue("container"), false); err != nil {
-		return err
-	}
-	return httputils.NotImplemented(r)
 }
 
 // update is POST /containers/{name}/update, not built yet: a malformed
