@@ -247,6 +247,7 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 		ns.Ports = portmap.PortMap(nil, c.Config.ExposedPorts)
 		if ep := c.Network; ep != nil {
 			es.EndpointID, es.Gateway, es.IPAddress, es.IPPrefixLen, es.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+			//lint:ignore SA1019 Docker v28 still shows them (docker inspect -f '{{.NetworkSettings.IPAddress}}')
 			ns.EndpointID, ns.Gateway, ns.IPAddress, ns.IPPrefixLen, ns.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
 			ns.SandboxKey = ep.SandboxKey
 			ns.SandboxID = ep.EndpointID

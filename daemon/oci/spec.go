@@ -35,8 +35,8 @@ type SpecOptions struct {
 	// NetNS is the network namespace the container joins, by path: the one
 	// the daemon made for a bridge container (NetNSOwned: the container's
 	// own, which gets Docker's network sysctls), or another container's.
-	NetNS      string
-	NetNSOwned bool
+	NetNS                        string
+	NetNSOwned                   bool
 	Memory, MemorySwap, NanoCPUs int64
 	CPUShares                    int64
 	CpusetCpus, CpusetMems       string // "0-3,6": CPUs and memory nodes the container may use
