@@ -6,6 +6,7 @@ package container
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sdengine/engine/libnetwork"
 	"os"
 	"path/filepath"
 	"sync"
@@ -58,6 +59,10 @@ type Container struct {
 	// (systemd profile); removed with the container.
 	JournalDir string `json:",omitempty"`
 	State      State
+	// Network is the container's endpoint on the default bridge while it
+	// runs (its address, veth, namespace and published ports), so that a
+	// restarted daemon knows what a running container holds.
+	Network *libnetwork.Endpoint `json:",omitempty"`
 
 	// Root is the container's directory under the daemon's data root.
 	Root string `json:"-"`

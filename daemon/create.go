@@ -164,12 +164,8 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	default:
 		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid init system %q: the only init system is \"systemd\"", p.InitSystem))
 	}
-	switch mode := string(hc.NetworkMode); {
-	case mode == "", mode == "default", mode == "bridge", mode == "none", mode == "host":
-	case strings.HasPrefix(mode, "container:"):
-		return nil, errdefs.NotImplemented(fmt.Errorf("network mode %q is not implemented by this engine yet", mode))
-	default:
-		return nil, errdefs.NotFound(fmt.Errorf("network %s not found", mode))
+	if err := validateNetworkMode(p.Config, hc); err != nil {
+		return nil, err
 	}
 	if err := d.validateLinks(hc.Links); err != nil {
 		return nil, err
@@ -179,9 +175,6 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	}
 	if err := validateNamespaceModes(p.Config, hc); err != nil {
 		return nil, err
-	}
-	if len(hc.PortBindings) > 0 {
-		return nil, errdefs.NotImplemented(fmt.Errorf("publishing ports is not implemented by this engine yet"))
 	}
 	if err := runconfig.ValidateResources(&hc.Resources, runconfig.ProbeHost()); err != nil {
 		return nil, err

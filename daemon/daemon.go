@@ -19,6 +19,7 @@ import (
 	"github.com/sdengine/engine/distribution"
 	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/image/graphdriver"
+	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -32,7 +33,9 @@ type Daemon struct {
 	// cgroupDriver is "systemd" or "cgroupfs", decided at start-up.
 	cgroupDriver string
 	machines     *machineRegistry
-	started      time.Time
+	// bridge is the default bridge network; nil with --bridge none.
+	bridge  *bridge.Bridge
+	started time.Time
 
 	mu      sync.Mutex
 	tasks   map[string]execdriver.Task  // running containers, by ID
@@ -80,7 +83,12 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err != nil {
 		return nil, fmt.Errorf("exec driver: %w", err)
 	}
+	br, err := newBridge(cfg)
+	if err != nil {
+		return nil, err
+	}
 	d := &Daemon{
+		bridge:       br,
 		cfg:          cfg,
 		containers:   containers,
 		images:       images,
@@ -111,6 +119,9 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	d.mu.Unlock()
 	if d.cfg.LiveRestore {
 		slog.Info("live-restore: leaving containers running", "count", len(ids))
+		if d.bridge != nil {
+			_ = d.bridge.Close(len(ids) == 0)
+		}
 		return
 	}
 	var wg sync.WaitGroup
@@ -128,6 +139,13 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	// Nothing runs any more: the bridge, its table and namespaces go, so
+	// that a stopped daemon leaves nothing of its network on the host.
+	if d.bridge != nil {
+		if err := d.bridge.Close(true); err != nil {
+			slog.Error("remove the bridge network", "err", err)
+		}
+	}
 }
 
 func (d *Daemon) task(id string) execdriver.Task {

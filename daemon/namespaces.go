@@ -120,6 +120,9 @@ type donorState struct {
 	Pid     int
 	IpcMode containertypes.IpcMode
 	Root    string
+	// The network: its mode and, on the bridge, its namespace's path.
+	NetworkMode containertypes.NetworkMode
+	SandboxKey  string
 }
 
 // lockWait is how long a start waits for another container's lock.
@@ -142,11 +145,13 @@ func peek(self, other *container.Container) (donorState, error) {
 	}
 	defer other.Unlock()
 	return donorState{
-		ID:      other.ID,
-		Running: other.State.Running() && other.State.Pid > 0,
-		Pid:     other.State.Pid,
-		IpcMode: other.HostConfig.IpcMode,
-		Root:    other.Root,
+		ID:          other.ID,
+		Running:     other.State.Running() && other.State.Pid > 0,
+		Pid:         other.State.Pid,
+		IpcMode:     other.HostConfig.IpcMode,
+		Root:        other.Root,
+		NetworkMode: other.HostConfig.NetworkMode,
+		SandboxKey:  sandboxKey(other),
 	}, nil
 }
 

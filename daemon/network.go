@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/sdengine/engine/libnetwork/bridge"
 	"strings"
 
 	"github.com/docker/docker/api/types/filters"
@@ -14,10 +15,10 @@ import (
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
-// The networks this engine has are the two Docker predefines that need no
-// network of their own: "host" (the host's network namespace) and "none"
-// (a namespace with only lo). There is no bridge, and no network can be
-// created, so the list is fixed.
+// The networks this engine has are Docker's predefined ones: "bridge" (the
+// default bridge, unless --bridge none), "host" (the host's network
+// namespace) and "none" (a namespace with only lo). No network can be
+// created yet, so the list is fixed.
 var builtinNetworks = []struct{ name, driver string }{
 	{"host", "host"},
 	{"none", "null"},
@@ -72,7 +73,7 @@ func (d *Daemon) NetworkList(ctx context.Context, f filters.Args) ([]network.Sum
 	if dangling || !builtin {
 		return out, nil
 	}
-	for _, n := range builtinNetworks {
+	for _, n := range d.networks() {
 		nw := d.builtinNetwork(n.name, n.driver)
 		switch {
 		case f.Contains("driver") && !f.ExactMatch("driver", nw.Driver),
@@ -90,7 +91,7 @@ func (d *Daemon) NetworkList(ctx context.Context, f filters.Args) ([]network.Sum
 // NetworkInspect serves GET /networks/{id}: a builtin network by name, full
 // ID or ID prefix, with the running containers that use it.
 func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspect, error) {
-	for _, n := range builtinNetworks {
+	for _, n := range d.networks() {
 		id := networkID(n.name)
 		if ref != n.name && ref != id && (ref == "" || !strings.HasPrefix(id, ref)) {
 			continue
@@ -98,7 +99,13 @@ func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspec
 		nw := d.builtinNetwork(n.name, n.driver)
 		for _, c := range d.containers.List() {
 			c.Lock()
-			if c.State.Status == container.StatusRunning && string(c.HostConfig.NetworkMode) == n.name {
+			switch {
+			case c.State.Status != container.StatusRunning:
+			case c.Network != nil && n.name == bridge.NetworkName:
+				nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/"),
+					EndpointID: c.Network.EndpointID, MacAddress: c.Network.MacAddress,
+					IPv4Address: fmt.Sprintf("%s/%d", c.Network.IPAddress, c.Network.PrefixLen), IPv6Address: ""}
+			case string(c.HostConfig.NetworkMode) == n.name:
 				nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/")}
 			}
 			c.Unlock()
@@ -108,7 +115,36 @@ func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspec
 	return network.Inspect{}, errdefs.NotFound(fmt.Errorf("network %s not found", ref))
 }
 
+// networks are the predefined networks: the bridge first when there is one.
+func (d *Daemon) networks() []struct{ name, driver string } {
+	if d.bridge == nil {
+		return builtinNetworks
+	}
+	return append([]struct{ name, driver string }{{bridge.NetworkName, "bridge"}}, builtinNetworks...)
+}
+
 func (d *Daemon) builtinNetwork(name, driver string) network.Inspect {
+	if name == bridge.NetworkName && d.bridge != nil {
+		mtu := d.bridge.MTU()
+		if mtu == 0 {
+			mtu = 1500
+		}
+		cfg := network.IPAMConfig{Subnet: d.bridge.Subnet().String(), Gateway: d.bridge.Gateway().String(), IPRange: d.bridge.FixedCIDR()}
+		return network.Inspect{
+			Name: name, ID: networkID(name), Created: d.started, Scope: "local", Driver: driver, EnableIPv4: true,
+			IPAM:       network.IPAM{Driver: "default", Options: nil, Config: []network.IPAMConfig{cfg}},
+			Containers: map[string]network.EndpointResource{},
+			Options: map[string]string{
+				"com.docker.network.bridge.default_bridge":       "true",
+				"com.docker.network.bridge.enable_icc":           "true",
+				"com.docker.network.bridge.enable_ip_masquerade": "true",
+				"com.docker.network.bridge.host_binding_ipv4":    "0.0.0.0",
+				"com.docker.network.bridge.name":                 d.bridge.Name(),
+				"com.docker.network.driver.mtu":                  fmt.Sprint(mtu),
+			},
+			Labels: map[string]string{},
+		}
+	}
 	return network.Inspect{
 		Name:       name,
 		ID:         networkID(name),

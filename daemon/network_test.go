@@ -86,7 +86,8 @@ func TestNetworkInspect(t *testing.T) {
 		}
 	}
 	// The container's inspect names the same network.
-	if got := inspectNetworks("host")["host"].NetworkID; got != networkID("host") {
+	hc := &container.Container{HostConfig: &containertypes.HostConfig{NetworkMode: "host"}, Config: &containertypes.Config{}}
+	if got := d.inspectNetworkSettings(hc).Networks["host"].NetworkID; got != networkID("host") {
 		t.Errorf("container inspect NetworkID %q, want %q", got, networkID("host"))
 	}
 }

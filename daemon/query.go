@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"github.com/sdengine/engine/libnetwork/bridge"
+	"github.com/sdengine/engine/libnetwork/portmap"
 	"strconv"
 	"strings"
 	"time"
@@ -127,6 +129,12 @@ func (d *Daemon) summary(c *container.Container, now time.Time, all bool, f filt
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}
+	s.NetworkSettings.Networks = d.inspectNetworkSettings(c).Networks
+	if c.Network != nil {
+		for _, b := range c.Network.Ports {
+			s.Ports = append(s.Ports, containertypes.Port{IP: b.HostIP, PrivatePort: b.ContainerPort, PublicPort: b.HostPort, Type: b.Proto})
+		}
+	}
 	s.HostConfig.NetworkMode = string(c.HostConfig.NetworkMode)
 	s.HostConfig.Annotations = c.HostConfig.Annotations
 	return s, true
@@ -183,9 +191,7 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 		InspectResponse: &containertypes.InspectResponse{
 			ContainerJSONBase: base,
 			Mounts:            bindMountPoints(c.HostConfig.Binds),
-			NetworkSettings: &containertypes.NetworkSettings{
-				Networks: inspectNetworks(c.HostConfig.NetworkMode),
-			},
+			NetworkSettings:   d.inspectNetworkSettings(c),
 		},
 		Config: &backend.ConfigWithInit{Config: c.Config, Init: c.InitSystem},
 	}, nil
@@ -224,14 +230,29 @@ func bindMountPoints(binds []string) []containertypes.MountPoint {
 	return out
 }
 
-// inspectNetworks is NetworkSettings.Networks: the host and none modes
-// are networks of their own in Docker, listed by their name with an
-// endpoint that has no address, on the network GET /networks lists.
-func inspectNetworks(mode containertypes.NetworkMode) map[string]*network.EndpointSettings {
+// inspectNetworkSettings is inspect's NetworkSettings: the host and none
+// modes are networks of their own in Docker, listed by their name with an
+// endpoint that has no address; a bridge container is on "bridge", with
+// its address, gateway and MAC address (also at the top level, as Docker
+// still shows them) while it runs. The caller holds c's lock.
+func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.NetworkSettings {
 	nets := map[string]*network.EndpointSettings{}
-	switch mode {
-	case "host", "none":
+	ns := &containertypes.NetworkSettings{Networks: nets}
+	switch mode := c.HostConfig.NetworkMode; {
+	case mode == "host", mode == "none":
 		nets[string(mode)] = &network.EndpointSettings{NetworkID: networkID(string(mode))}
+	case isBridgeMode(mode) && d.bridge != nil:
+		es := &network.EndpointSettings{NetworkID: networkID(bridge.NetworkName)}
+		nets[bridge.NetworkName] = es
+		ns.Ports = portmap.PortMap(nil, c.Config.ExposedPorts)
+		if ep := c.Network; ep != nil {
+			es.EndpointID, es.Gateway, es.IPAddress, es.IPPrefixLen, es.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+			//lint:ignore SA1019 Docker v28 still shows them (docker inspect -f '{{.NetworkSettings.IPAddress}}')
+			ns.EndpointID, ns.Gateway, ns.IPAddress, ns.IPPrefixLen, ns.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+			ns.SandboxKey = ep.SandboxKey
+			ns.SandboxID = ep.EndpointID
+			ns.Ports = portmap.PortMap(ep.Ports, c.Config.ExposedPorts)
+		}
 	}
-	return nets
+	return ns
 }

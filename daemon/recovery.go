@@ -149,6 +149,14 @@ func (d *Daemon) recover(ctx context.Context) {
 		d.recoverContainer(ctx, c, inDriver[c.ID])
 	}
 
+	// The bridge: rules from the containers that kept running; leases,
+	// veths and namespaces of any other are released.
+	if d.bridge != nil {
+		if err := d.bridge.Reconcile(); err != nil {
+			slog.Error("recovery: reconciling the bridge network", "err", err)
+		}
+	}
+
 	// Writable layers of containers without a record.
 	for _, id := range d.images.RWLayerIDs() {
 		if d.containers.Registered(id) || unreadable[id] {
@@ -240,6 +248,7 @@ func (d *Daemon) adopt(c *container.Container, task execdriver.Task, wasRunning 
 	d.mu.Lock()
 	d.tasks[c.ID] = task
 	d.mu.Unlock()
+	d.restoreNetwork(c)
 	if !wasRunning {
 		if rootfs, err := d.images.Mount(c.ID); err == nil {
 			// The mount is the one the shim runs on: Mount returns it.
@@ -266,6 +275,7 @@ func (d *Daemon) release(c *container.Container) {
 		slog.Debug("unmount of stopped container", "id", c.ID, "err", err)
 	}
 	releaseShm(c.Root)
+	d.disconnectNetwork(c)
 	c.BaseFS = ""
 }
 

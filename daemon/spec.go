@@ -15,6 +15,7 @@ import (
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/systemd"
 )
@@ -30,6 +31,14 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 	hostname := cfg.Hostname
 	if hostname == "" {
 		hostname = c.ShortID()
+	}
+	if hc.NetworkMode.IsContainer() {
+		// The network's files and name are the donor's, as in Docker.
+		h, err := d.donorNetworkFiles(c)
+		if err != nil {
+			return oci.SpecOptions{}, err
+		}
+		hostname = h
 	}
 	cwd := cfg.WorkingDir
 	if cwd == "" {
@@ -85,6 +94,9 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 	if err := d.namespaceOptions(c, &o); err != nil {
 		return oci.SpecOptions{}, err
 	}
+	if err := d.networkOptions(c, &o); err != nil {
+		return oci.SpecOptions{}, err
+	}
 	if err := applyReaper(c, &o); err != nil {
 		return oci.SpecOptions{}, err
 	}
@@ -126,8 +138,10 @@ func ensureDir(rootfs, dir string) error {
 // mounts computes the container's mounts: the files the engine writes
 // (hostname, hosts, resolv.conf), then the user's binds and tmpfs.
 func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount, error) {
-	if err := writeNetworkFiles(c, hostname); err != nil {
-		return nil, err
+	if !c.HostConfig.NetworkMode.IsContainer() {
+		if err := writeNetworkFiles(c, hostname); err != nil {
+			return nil, err
+		}
 	}
 	ro := func(m specs.Mount) specs.Mount {
 		if c.HostConfig.ReadonlyRootfs {
@@ -238,14 +252,17 @@ func bindDataRoot(m *specs.Mount, root string) error {
 }
 
 // writeNetworkFiles writes /etc/hostname, /etc/hosts and /etc/resolv.conf
-// for the container. Until the bridge network exists there is no address
-// to add; the host network mode shares the host's files' content.
+// for the container: on the bridge, its address names it and the host's
+// resolvers without loopback ones are its own (bridge.HostResolvConf);
+// the host network mode shares the host's files' content.
 func writeNetworkFiles(c *container.Container, hostname string) error {
 	hosts := "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n"
 	if c.HostConfig.NetworkMode == "host" {
 		if b, err := os.ReadFile("/etc/hosts"); err == nil {
 			hosts = string(b)
 		}
+	} else if c.Network != nil {
+		hosts += c.Network.IPAddress + "\t" + hostname + "\n"
 	} else {
 		hosts += "127.0.1.1\t" + hostname + "\n"
 	}
@@ -260,7 +277,11 @@ func writeNetworkFiles(c *container.Container, hostname string) error {
 	if err != nil {
 		resolv = nil
 	}
-	files := map[string]string{"hostname": hostname + "\n", "hosts": hosts, "resolv.conf": string(resolv)}
+	rc := string(resolv)
+	if c.Network != nil {
+		rc = bridge.HostResolvConf(rc)
+	}
+	files := map[string]string{"hostname": hostname + "\n", "hosts": hosts, "resolv.conf": rc}
 	for name, content := range files {
 		if err := os.WriteFile(c.File(name), []byte(content), 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)

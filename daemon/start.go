@@ -93,6 +93,18 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 			releaseShm(c.Root)
 		}
 	}()
+	hostname := c.Config.Hostname
+	if hostname == "" {
+		hostname = c.ShortID()
+	}
+	if err := d.connectNetwork(c, hostname); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			d.disconnectNetwork(c)
+		}
+	}()
 	spec, err := d.buildSpec(c, rootfs)
 	if err != nil {
 		return nil, err
@@ -206,6 +218,10 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 	// A shareable /dev/shm lives as long as the container runs, as in
 	// Docker; containers that joined it keep their own binds of it.
 	releaseShm(c.Root)
+	d.disconnectNetwork(c)
+	if err := c.SaveLocked(); err != nil {
+		slog.Error("save exited container", "id", c.ID, "err", err)
+	}
 	d.mu.Lock()
 	delete(d.tasks, c.ID)
 	d.mu.Unlock()

@@ -63,10 +63,16 @@ func NewDaemon(t testing.TB, extraArgs ...string) *Daemon {
 	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d.Args = append([]string{
+	d.Args = []string{
 		"-H", "unix://" + d.Sock, "--data-root", d.Root, "--exec-root", d.ExecRoot,
 		"--pidfile", filepath.Join(dir, "d.pid"), "--config-file", filepath.Join(dir, "daemon.json"), "-D",
-	}, extraArgs...)
+	}
+	// No default bridge unless the test asks for one (NewBridgeDaemon):
+	// docker0 would clash with Docker's and with other tests' daemons.
+	if !hasBridgeArg(extraArgs) {
+		d.Args = append(d.Args, "--bridge=none")
+	}
+	d.Args = append(d.Args, extraArgs...)
 	return d
 }
 
@@ -244,4 +250,14 @@ func ociSpec(t *testing.T, id string) *specs.Spec {
 		t.Fatal(err)
 	}
 	return &s
+}
+
+// hasBridgeArg reports whether the test's daemon flags choose a bridge.
+func hasBridgeArg(args []string) bool {
+	for _, a := range args {
+		if a == "-b" || a == "--bridge" || strings.HasPrefix(a, "--bridge=") {
+			return true
+		}
+	}
+	return false
 }

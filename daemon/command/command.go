@@ -47,6 +47,7 @@ func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
 		logOpts    []string
 	)
 	flagCfg.TLS, flagCfg.TLSVerify = new(bool), new(bool)
+	flagCfg.IPForward, flagCfg.IPTables = new(bool), new(bool)
 	cmd := &cobra.Command{
 		Use:           "dockerd [OPTIONS]",
 		Short:         "A self-sufficient runtime for containers, with systemd integration",
@@ -89,6 +90,12 @@ func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
 		`Free space image import and load leave on the data root's filesystem: a percentage of it ("5%") or a size ("2GB"); "0" for none`)
 	f.StringSliceVar(&flagCfg.InsecureRegistries, "insecure-registry", nil, "Enable insecure registry communication (plain HTTP, unverified TLS)")
 	f.StringSliceVar(&flagCfg.RegistryMirrors, "registry-mirror", nil, "Preferred registry mirror for Docker Hub names")
+	f.StringVarP(&flagCfg.Bridge, "bridge", "b", "", `Attach containers to a network bridge ("none" for no default bridge; default docker0)`)
+	f.StringVar(&flagCfg.BIP, "bip", "", "IPv4 address and prefix length of the default bridge (default 172.17.0.1/16)")
+	f.StringVar(&flagCfg.FixedCIDR, "fixed-cidr", "", "IPv4 subnet the default bridge's containers get addresses from")
+	f.IntVar(&flagCfg.MTU, "mtu", 0, "Set the MTU of the default bridge's containers")
+	f.BoolVar(flagCfg.IPForward, "ip-forward", true, "Enable net.ipv4.ip_forward")
+	f.BoolVar(flagCfg.IPTables, "iptables", true, "Enable the daemon's NAT rules (an nftables table of its own)")
 	f.BoolVar(flagCfg.TLS, "tls", false, "Use TLS; implied by --tlsverify")
 	f.BoolVar(flagCfg.TLSVerify, "tlsverify", false, "Use TLS and verify the remote")
 	f.StringVar(&flagCfg.TLSCACert, "tlscacert", flagCfg.TLSCACert, "Trust certs signed only by this CA")
@@ -122,6 +129,12 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"min-free-space", "min-free-space", cfg.MinFreeSpace != config.DefaultMinFreeSpace, func() { cfg.MinFreeSpace = flags.MinFreeSpace }},
 		{"insecure-registry", "insecure-registries", len(cfg.InsecureRegistries) > 0, func() { cfg.InsecureRegistries = flags.InsecureRegistries }},
 		{"registry-mirror", "registry-mirrors", len(cfg.RegistryMirrors) > 0, func() { cfg.RegistryMirrors = flags.RegistryMirrors }},
+		{"bridge", "bridge", cfg.Bridge != "", func() { cfg.Bridge = flags.Bridge }},
+		{"bip", "bip", cfg.BIP != "", func() { cfg.BIP = flags.BIP }},
+		{"fixed-cidr", "fixed-cidr", cfg.FixedCIDR != "", func() { cfg.FixedCIDR = flags.FixedCIDR }},
+		{"mtu", "mtu", cfg.MTU != 0, func() { cfg.MTU = flags.MTU }},
+		{"ip-forward", "ip-forward", cfg.IPForward != nil, func() { cfg.IPForward = flags.IPForward }},
+		{"iptables", "iptables", cfg.IPTables != nil, func() { cfg.IPTables = flags.IPTables }},
 		{"tls", "tls", cfg.TLS != nil, func() { cfg.TLS = flags.TLS }},
 		{"tlsverify", "tlsverify", cfg.TLSVerify != nil, func() { cfg.TLSVerify = flags.TLSVerify }},
 		{"tlscacert", "tlscacert", cfg.TLSCACert != def.TLSCACert, func() { cfg.TLSCACert = flags.TLSCACert }},
@@ -155,6 +168,9 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 	}
 	if _, err := cfg.MinFreeSpaceReserve(); err != nil {
 		return err
+	}
+	if cfg.BridgeDisabled() && (cfg.BIP != "" || cfg.FixedCIDR != "") {
+		return fmt.Errorf("you specified -b & --bip/--fixed-cidr, mutually exclusive options. Please specify only one")
 	}
 	return nil
 }

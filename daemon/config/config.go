@@ -40,6 +40,19 @@ type Config struct {
 	InsecureRegistries []string `json:"insecure-registries,omitempty"`
 	RegistryMirrors    []string `json:"registry-mirrors,omitempty"`
 
+	// The default bridge network (libnetwork/bridge): its interface
+	// ("none": no bridge, containers of the default network get only lo),
+	// the gateway address with the subnet's length, the part of the subnet
+	// containers are given addresses from, the MTU of the containers'
+	// interfaces; whether the daemon sets net.ipv4.ip_forward and writes
+	// its NAT table. Pointers: unset means on, as in Docker.
+	Bridge    string `json:"bridge,omitempty"`
+	BIP       string `json:"bip,omitempty"`
+	FixedCIDR string `json:"fixed-cidr,omitempty"`
+	MTU       int    `json:"mtu,omitempty"`
+	IPForward *bool  `json:"ip-forward,omitempty"`
+	IPTables  *bool  `json:"iptables,omitempty"`
+
 	// TLS of the API's TCP sockets (docs/tls.md). Pointers: an explicit
 	// false differs from unset (tls=false is the opt-in to plain HTTP on
 	// TCP; tlsverify given at all, true or false, turns TLS on).
@@ -133,6 +146,15 @@ func (c *Config) LoadFile(path string, mustExist bool) error {
 func (c *Config) MinFreeSpaceReserve() (fsreserve.Reserve, error) {
 	return fsreserve.Parse(c.MinFreeSpace)
 }
+
+// BridgeDisabled reports whether the default bridge is off (--bridge none).
+func (c *Config) BridgeDisabled() bool { return c.Bridge == "none" }
+
+// IPForwardEnabled and IPTablesEnabled read the pointers (unset is on).
+func (c *Config) IPForwardEnabled() bool { return c.IPForward == nil || *c.IPForward }
+
+// IPTablesEnabled: see IPForwardEnabled.
+func (c *Config) IPTablesEnabled() bool { return c.IPTables == nil || *c.IPTables }
 
 // AutoSystemdEnabled reports whether the automatic systemd profile is on.
 func (c *Config) AutoSystemdEnabled() bool { return c.AutoSystemd == nil || *c.AutoSystemd }

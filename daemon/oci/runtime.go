@@ -41,7 +41,7 @@ var defaultNetSysctls = []struct{ key, value string }{
 // profile and the cgroup mount's writability.
 func finishSpec(s *specs.Spec, o SpecOptions, sec securityOpts) error {
 	s.Domainname = o.Domainname
-	s.Linux.Sysctl = sysctls(s, o.Sysctls)
+	s.Linux.Sysctl = sysctls(s, o.NetNSOwned, o.Sysctls)
 	// nil means the defaults: none for --privileged. A list given (even
 	// empty) replaces them, as in Docker, for privileged containers too.
 	switch {
@@ -72,9 +72,9 @@ func finishSpec(s *specs.Spec, o SpecOptions, sec securityOpts) error {
 // joins), then the user's, which win. libcontainer refuses, at start, any
 // sysctl that is not namespaced or whose namespace the container shares
 // with the host, so none of them reaches the host's settings.
-func sysctls(s *specs.Spec, user map[string]string) map[string]string {
+func sysctls(s *specs.Spec, owned bool, user map[string]string) map[string]string {
 	out := map[string]string{}
-	if ownNetNS(s) {
+	if owned || ownNetNS(s) {
 		for _, d := range defaultNetSysctls {
 			// ping_group_range cannot be set in a user namespace (the
 			// group range is the initial namespace's); a kernel without

@@ -58,10 +58,10 @@ func TestBuildSysctls(t *testing.T) {
 	host := &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UTSNamespace}}}}
 	joined := &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/1/ns/net"}}}}
 	for name, s := range map[string]*specs.Spec{"host": host, "joined": joined} {
-		if got := sysctls(s, nil); got != nil {
+		if got := sysctls(s, false, nil); got != nil {
 			t.Errorf("%s network namespace: sysctls %v", name, got)
 		}
-		if got := sysctls(s, map[string]string{"kernel.shmmax": "1"}); len(got) != 1 {
+		if got := sysctls(s, false, map[string]string{"kernel.shmmax": "1"}); len(got) != 1 {
 			t.Errorf("%s network namespace: user's sysctls %v", name, got)
 		}
 	}

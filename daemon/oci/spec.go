@@ -32,6 +32,11 @@ type SpecOptions struct {
 	Privileged                   bool
 	CapAdd, CapDrop, SecurityOpt []string
 	NetworkMode                  string
+	// NetNS is the network namespace the container joins, by path: the one
+	// the daemon made for a bridge container (NetNSOwned: the container's
+	// own, which gets Docker's network sysctls), or another container's.
+	NetNS                        string
+	NetNSOwned                   bool
 	Memory, MemorySwap, NanoCPUs int64
 	CPUShares                    int64
 	CpusetCpus, CpusetMems       string // "0-3,6": CPUs and memory nodes the container may use
@@ -290,13 +295,13 @@ func setNamespaces(s *specs.Spec, o SpecOptions) error {
 	ns = append(ns, specs.LinuxNamespace{Type: specs.MountNamespace})
 	switch mode := o.NetworkMode; {
 	case mode == "host":
+	case o.NetNS != "":
+		ns = append(ns, specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: o.NetNS})
 	case mode == "" || mode == "none" || mode == "default" || mode == "bridge":
-		if mode == "bridge" || mode == "default" {
-			slog.Warn("bridge networking is not implemented; the container gets a network namespace with only lo", "mode", mode)
-		}
+		// Without a bridge (--bridge none), a namespace with only lo.
 		ns = append(ns, specs.LinuxNamespace{Type: specs.NetworkNamespace})
 	case strings.HasPrefix(mode, "container:"):
-		return errdefs.NotImplemented(fmt.Errorf("network mode %q is not supported", mode))
+		return errdefs.InvalidParameter(fmt.Errorf("network mode %q: no network namespace to join", mode))
 	default:
 		return errdefs.InvalidParameter(fmt.Errorf("network mode %q is not supported", mode))
 	}

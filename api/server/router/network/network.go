@@ -80,23 +80,27 @@ func (n *networkRouter) create(_ context.Context, _ http.ResponseWriter, r *http
 
 func (n *networkRouter) connect(ctx context.Context, _ http.ResponseWriter, r *http.Request, vars map[string]string) error {
 	var req networktypes.ConnectOptions
-	return n.notBuilt(ctx, r, vars["id"], &req)
+	return n.notBuilt(ctx, r, vars["id"], &req, func() string { return req.Container })
 }
 
 func (n *networkRouter) disconnect(ctx context.Context, _ http.ResponseWriter, r *http.Request, vars map[string]string) error {
 	var req networktypes.DisconnectOptions
-	return n.notBuilt(ctx, r, vars["id"], &req)
+	return n.notBuilt(ctx, r, vars["id"], &req, func() string { return req.Container })
 }
 
 // notBuilt answers connect and disconnect, which are not built: a
 // malformed body is a 400, a network that does not exist a 404 (in that
-// order, as in Docker), anything else a 501.
-func (n *networkRouter) notBuilt(ctx context.Context, r *http.Request, id string, body any) error {
+// order, as in Docker), no container named a 404 (Docker looks the empty
+// name up), anything else a 501.
+func (n *networkRouter) notBuilt(ctx context.Context, r *http.Request, id string, body any, ctr func() string) error {
 	if err := httputils.ReadJSON(r, body, true); err != nil {
 		return err
 	}
 	if _, err := n.b.NetworkInspect(ctx, id); err != nil {
 		return err
+	}
+	if ctr() == "" {
+		return errdefs.NotFound(fmt.Errorf("No such container: "))
 	}
 	return httputils.NotImplemented(r)
 }

@@ -1,0 +1,456 @@
+// Package bridge is the default bridge network: a Linux bridge (docker0
+// unless --bridge says otherwise) with the gateway address, a veth pair per
+// container whose inner end is the container's eth0, addresses from
+// ipam (leases kept under the data root), and the NAT of nft.go. The daemon
+// holds one *Bridge and calls Attach at a container's start, Detach at its
+// end, and Restore and Reconcile when it starts again.
+package bridge
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/sdengine/engine/libnetwork"
+	"github.com/sdengine/engine/libnetwork/ipam"
+	"github.com/sdengine/engine/libnetwork/netns"
+	"github.com/sdengine/engine/libnetwork/portmap"
+	"github.com/sdengine/engine/pkg/errdefs"
+)
+
+// Defaults, as Docker's.
+const (
+	DefaultName = "docker0"
+	DefaultBIP  = "172.17.0.1/16"
+	NetworkName = "bridge"
+)
+
+// Config is the bridge's settings (dockerd's --bridge, --bip, ...).
+type Config struct {
+	Name      string
+	BIP       string // gateway address with the subnet's length
+	FixedCIDR string // the part of the subnet containers get addresses from
+	MTU       int
+	IPForward bool   // set net.ipv4.ip_forward (the host's, or the daemon's namespace's)
+	IPTables  bool   // write the NAT table
+	StateDir  string // on the data root: the leases
+	NetnsDir  string // on the exec root: the containers' namespaces
+}
+
+// Bridge is the default bridge, set up.
+type Bridge struct {
+	cfg    Config
+	subnet netip.Prefix
+	gw     netip.Addr
+	ipam   *ipam.Allocator
+
+	mu    sync.Mutex
+	ports map[string]attached // by container ID: what the table is written from
+}
+
+type attached struct {
+	ip    netip.Addr
+	ports []libnetwork.PortBinding
+	hold  *portmap.Hold
+}
+
+// New makes (or takes over) the bridge and writes its table.
+func New(cfg Config) (*Bridge, error) {
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.BIP == "" {
+		cfg.BIP = DefaultBIP
+	}
+	bip, err := netip.ParsePrefix(cfg.BIP)
+	if err != nil || !bip.Addr().Is4() {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid --bip %q: want an IPv4 address with its prefix length (172.17.0.1/16)", cfg.BIP))
+	}
+	if len(cfg.Name) > 15 {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid --bridge %q: an interface name is at most 15 characters", cfg.Name))
+	}
+	pool := bip.Masked()
+	if cfg.FixedCIDR != "" {
+		pool, err = netip.ParsePrefix(cfg.FixedCIDR)
+		if err != nil {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid --fixed-cidr %q: %w", cfg.FixedCIDR, err))
+		}
+	}
+	b := &Bridge{cfg: cfg, subnet: bip.Masked(), gw: bip.Addr(), ports: map[string]attached{}}
+	b.ipam, err = ipam.Open(filepath.Join(cfg.StateDir, cfg.Name+"-leases.json"), bip, pool, bip.Addr())
+	if err != nil {
+		return nil, err
+	}
+	if err := b.setupLink(bip); err != nil {
+		return nil, err
+	}
+	if cfg.IPForward {
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
+			return nil, fmt.Errorf("enable IP forwarding: %w", err)
+		}
+	}
+	if err := b.writeTable(); err != nil {
+		return nil, err
+	}
+	slog.Info("bridge network ready", "bridge", cfg.Name, "subnet", b.subnet, "gateway", b.gw, "nat", cfg.IPTables)
+	return b, nil
+}
+
+func (b *Bridge) setupLink(bip netip.Prefix) error {
+	l, err := netlink.LinkByName(b.cfg.Name)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if !errors.As(err, &nf) {
+			return fmt.Errorf("bridge %s: %w", b.cfg.Name, err)
+		}
+		attrs := netlink.NewLinkAttrs()
+		attrs.Name = b.cfg.Name
+		if b.cfg.MTU > 0 {
+			attrs.MTU = b.cfg.MTU
+		}
+		if err := netlink.LinkAdd(&netlink.Bridge{LinkAttrs: attrs}); err != nil {
+			return fmt.Errorf("create bridge %s: %w", b.cfg.Name, err)
+		}
+		if l, err = netlink.LinkByName(b.cfg.Name); err != nil {
+			return fmt.Errorf("bridge %s: %w", b.cfg.Name, err)
+		}
+	} else if l.Type() != "bridge" {
+		return errdefs.InvalidParameter(fmt.Errorf("%s exists and is not a bridge (%s)", b.cfg.Name, l.Type()))
+	}
+	addr := &netlink.Addr{IPNet: ipam.ToNet(bip.Addr(), bip.Bits())}
+	if err := netlink.AddrReplace(l, addr); err != nil {
+		return fmt.Errorf("address %s on %s: %w", bip, b.cfg.Name, err)
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return fmt.Errorf("set %s up: %w", b.cfg.Name, err)
+	}
+	// 127.0.0.1 may be DNATed to the bridge (published ports on loopback).
+	if err := os.WriteFile(filepath.Join("/proc/sys/net/ipv4/conf", b.cfg.Name, "route_localnet"), []byte("1"), 0o644); err != nil {
+		return fmt.Errorf("route_localnet on %s: %w", b.cfg.Name, err)
+	}
+	return nil
+}
+
+// Name, Subnet and Gateway describe the network (GET /networks).
+func (b *Bridge) Name() string               { return b.cfg.Name }
+func (b *Bridge) Subnet() netip.Prefix       { return b.subnet }
+func (b *Bridge) Gateway() netip.Addr        { return b.gw }
+func (b *Bridge) FixedCIDR() string          { return b.cfg.FixedCIDR }
+func (b *Bridge) MTU() int                   { return b.cfg.MTU }
+func (b *Bridge) NetnsPath(id string) string { return filepath.Join(b.cfg.NetnsDir, id[:12]) }
+
+func (b *Bridge) writeTable() error {
+	if !b.cfg.IPTables {
+		return nil
+	}
+	ports := map[netip.Addr][]libnetwork.PortBinding{}
+	for _, a := range b.ports {
+		ports[a.ip] = append(ports[a.ip], a.ports...)
+	}
+	return writeTable(b.cfg.Name, b.subnet, true, ports)
+}
+
+// vethName is the host's end of a container's pair, from its ID, so that
+// a restarted daemon knows whose a veth is.
+func vethName(id string) string { return "veth" + id[:11] }
+
+// Attach gives container id (whose namespace is made at NetnsPath) an
+// address, its eth0 and the published ports it asks for. On an error,
+// nothing of it is left.
+func (b *Bridge) Attach(id, hostname string, reqs []portmap.Request) (ep *libnetwork.Endpoint, retErr error) {
+	// Ports first: a port already taken fails before anything is made.
+	bindings, hold, err := portmap.Reserve(reqs)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			hold.Close()
+		}
+	}()
+	ip, err := b.ipam.Allocate(id, netip.Addr{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			if err := b.ipam.Release(id); err != nil {
+				slog.Error("release address after a failed attach", "id", id, "err", err)
+			}
+		}
+	}()
+	nsPath := b.NetnsPath(id)
+	_ = netns.Remove(nsPath) // one a crash left
+	if err := netns.Create(nsPath); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			if l, err := netlink.LinkByName(vethName(id)); err == nil {
+				_ = netlink.LinkDel(l)
+			}
+			if err := netns.Remove(nsPath); err != nil {
+				slog.Error("remove netns after a failed attach", "id", id, "err", err)
+			}
+		}
+	}()
+	mac := macFor(ip)
+	if err := b.plumb(id, nsPath, ip, mac); err != nil {
+		return nil, err
+	}
+	ep = &libnetwork.Endpoint{
+		Network:    NetworkName,
+		EndpointID: endpointID(id),
+		IPAddress:  ip.String(),
+		PrefixLen:  b.subnet.Bits(),
+		Gateway:    b.gw.String(),
+		MacAddress: mac.String(),
+		HostVeth:   vethName(id),
+		SandboxKey: nsPath,
+		Ports:      bindings,
+	}
+	b.mu.Lock()
+	b.ports[id] = attached{ip: ip, ports: bindings, hold: hold}
+	err = b.writeTable()
+	if err != nil {
+		delete(b.ports, id)
+	}
+	b.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return ep, nil
+}
+
+// plumb makes the veth pair, moves its inner end into the namespace as
+// eth0 with the address and the default route, and sets lo up there.
+func (b *Bridge) plumb(id, nsPath string, ip netip.Addr, mac net.HardwareAddr) error {
+	br, err := netlink.LinkByName(b.cfg.Name)
+	if err != nil {
+		return fmt.Errorf("bridge %s: %w", b.cfg.Name, err)
+	}
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name = vethName(id)
+	attrs.MasterIndex = br.Attrs().Index
+	attrs.MTU = br.Attrs().MTU
+	peer := "vtmp" + id[:11]
+	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: peer}); err != nil {
+		return fmt.Errorf("create veth %s: %w", attrs.Name, err)
+	}
+	ns, err := netns.Open(nsPath)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	pl, err := netlink.LinkByName(peer)
+	if err != nil {
+		return fmt.Errorf("veth peer %s: %w", peer, err)
+	}
+	if err := netlink.LinkSetNsFd(pl, int(ns)); err != nil {
+		return fmt.Errorf("move %s into the container's netns: %w", peer, err)
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("netlink in the container's netns: %w", err)
+	}
+	defer h.Close()
+	if lo, err := h.LinkByName("lo"); err == nil {
+		if err := h.LinkSetUp(lo); err != nil {
+			return fmt.Errorf("set lo up: %w", err)
+		}
+	}
+	eth, err := h.LinkByName(peer)
+	if err != nil {
+		return fmt.Errorf("veth peer in netns: %w", err)
+	}
+	if err := h.LinkSetName(eth, "eth0"); err != nil {
+		return fmt.Errorf("rename %s to eth0: %w", peer, err)
+	}
+	if err := h.LinkSetHardwareAddr(eth, mac); err != nil {
+		return fmt.Errorf("eth0 MAC address: %w", err)
+	}
+	if err := h.AddrAdd(eth, &netlink.Addr{IPNet: ipam.ToNet(ip, b.subnet.Bits())}); err != nil {
+		return fmt.Errorf("eth0 address %s: %w", ip, err)
+	}
+	if err := h.LinkSetUp(eth); err != nil {
+		return fmt.Errorf("set eth0 up: %w", err)
+	}
+	gw := net.IP(b.gw.AsSlice())
+	if err := h.RouteAdd(&netlink.Route{LinkIndex: eth.Attrs().Index, Gw: gw}); err != nil {
+		return fmt.Errorf("default route via %s: %w", gw, err)
+	}
+	host, err := netlink.LinkByName(vethName(id))
+	if err != nil {
+		return fmt.Errorf("veth %s: %w", vethName(id), err)
+	}
+	// Hairpin: a container reaching its own published port through the
+	// host comes back by the port it left.
+	if err := netlink.LinkSetHairpin(host, true); err != nil {
+		return fmt.Errorf("hairpin on %s: %w", vethName(id), err)
+	}
+	if err := netlink.LinkSetUp(host); err != nil {
+		return fmt.Errorf("set %s up: %w", vethName(id), err)
+	}
+	return nil
+}
+
+// macFor is Docker's MAC address for an IPv4 address: 02:42 and the address.
+func macFor(ip netip.Addr) net.HardwareAddr {
+	a := ip.As4()
+	return net.HardwareAddr{0x02, 0x42, a[0], a[1], a[2], a[3]}
+}
+
+func endpointID(id string) string {
+	sum := sha256.Sum256([]byte("sdengine endpoint " + id))
+	return hex.EncodeToString(sum[:])
+}
+
+// Detach releases what Attach gave container id: its ports and rules, its
+// veth, its namespace and its address. Each step is done even if another
+// failed, and repeating it is harmless.
+func (b *Bridge) Detach(id string) error {
+	var errs []error
+	b.mu.Lock()
+	a, ok := b.ports[id]
+	delete(b.ports, id)
+	if ok && len(a.ports) > 0 {
+		errs = append(errs, b.writeTable())
+	}
+	b.mu.Unlock()
+	a.hold.Close()
+	if l, err := netlink.LinkByName(vethName(id)); err == nil {
+		if err := netlink.LinkDel(l); err != nil {
+			errs = append(errs, fmt.Errorf("delete %s: %w", vethName(id), err))
+		}
+	}
+	errs = append(errs, netns.Remove(b.NetnsPath(id)), b.ipam.Release(id))
+	return errors.Join(errs...)
+}
+
+// Restore takes back a container that kept running while no daemon was
+// there: its address stays leased to it, its ports held and published.
+func (b *Bridge) Restore(id string, ep *libnetwork.Endpoint) error {
+	ip, err := netip.ParseAddr(ep.IPAddress)
+	if err != nil {
+		return fmt.Errorf("endpoint of %s: %w", id, err)
+	}
+	if b.subnet.Contains(ip) {
+		if _, err := b.ipam.Allocate(id, ip); err != nil {
+			return err
+		}
+	}
+	hold, err := portmap.Rebind(ep.Ports)
+	if err != nil {
+		slog.Warn("recovery: a published port of a running container is taken", "id", id, "err", err)
+		hold = &portmap.Hold{}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ports[id] = attached{ip: ip, ports: ep.Ports, hold: hold}
+	return nil
+}
+
+// Reconcile runs at start, once every running container is Restored: it
+// writes the table from them (dropping the rules of containers gone), and
+// releases leases, veths and namespaces nobody running holds.
+func (b *Bridge) Reconcile() error {
+	b.mu.Lock()
+	keep := map[string]bool{}
+	for id := range b.ports {
+		keep[id] = true
+	}
+	err := b.writeTable()
+	b.mu.Unlock()
+	var errs []error
+	errs = append(errs, err)
+	for _, owner := range b.ipam.Owners() {
+		if !keep[owner] {
+			slog.Info("recovery: releasing the address of a container no longer running", "id", owner)
+			errs = append(errs, b.ipam.Release(owner))
+		}
+	}
+	short := map[string]bool{}
+	for id := range keep {
+		short[id[:12]] = true
+		short[vethName(id)] = true
+	}
+	if links, err := netlink.LinkList(); err == nil {
+		br, _ := netlink.LinkByName(b.cfg.Name)
+		for _, l := range links {
+			n := l.Attrs().Name
+			if br == nil || l.Attrs().MasterIndex != br.Attrs().Index || !strings.HasPrefix(n, "veth") || short[n] {
+				continue
+			}
+			slog.Info("recovery: removing a veth no running container holds", "veth", n)
+			errs = append(errs, netlink.LinkDel(l))
+		}
+	}
+	if ents, err := os.ReadDir(b.cfg.NetnsDir); err == nil {
+		for _, e := range ents {
+			if !short[e.Name()] {
+				slog.Info("recovery: removing a network namespace no running container holds", "netns", e.Name())
+				errs = append(errs, netns.Remove(filepath.Join(b.cfg.NetnsDir, e.Name())))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close ends the bridge at the daemon's stop: with remove (no container is
+// left running), the table, the bridge and the namespaces' directory go;
+// otherwise the ports are only let go of by this process, the rules stay
+// for the containers that keep running.
+func (b *Bridge) Close(remove bool) error {
+	b.mu.Lock()
+	for _, a := range b.ports {
+		a.hold.Close()
+	}
+	b.mu.Unlock()
+	if !remove {
+		return nil
+	}
+	var errs []error
+	if b.cfg.IPTables {
+		errs = append(errs, deleteTable(b.cfg.Name))
+	}
+	if l, err := netlink.LinkByName(b.cfg.Name); err == nil {
+		errs = append(errs, netlink.LinkDel(l))
+	}
+	if err := os.Remove(b.cfg.NetnsDir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// HostResolvConf is the host's resolv.conf for a container on the bridge:
+// its nameservers without loopback ones (unreachable from the container),
+// and Docker's fallback of Google's public resolvers if none is left.
+func HostResolvConf(content string) string {
+	var out []string
+	ns := 0
+	for _, line := range strings.Split(content, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "nameserver" {
+			if ip, err := netip.ParseAddr(strings.Split(f[1], "%")[0]); err == nil && ip.IsLoopback() {
+				continue
+			}
+			ns++
+		}
+		out = append(out, line)
+	}
+	s := strings.TrimRight(strings.Join(out, "\n"), "\n") + "\n"
+	if ns == 0 {
+		s += "nameserver 8.8.8.8\nnameserver 8.8.4.4\n"
+	}
+	return strings.TrimLeft(s, "\n")
+}

@@ -1,0 +1,32 @@
+// Package libnetwork is the engine's container networking: the default
+// bridge (bridge/), its address leases (ipam/), published ports
+// (portmap/) and the network namespaces the daemon makes for containers
+// (netns/). This file holds the record of a container's endpoint, kept in
+// the container's record so that a restarted daemon knows what a running
+// container holds.
+package libnetwork
+
+// Endpoint is a container's attachment to a bridge network.
+type Endpoint struct {
+	Network    string `json:"network"`
+	EndpointID string `json:"endpoint_id"`
+	IPAddress  string `json:"ip"`
+	PrefixLen  int    `json:"prefix_len"`
+	Gateway    string `json:"gateway"`
+	MacAddress string `json:"mac"`
+	// HostVeth is the host's end of the container's veth pair.
+	HostVeth string `json:"host_veth"`
+	// SandboxKey is the network namespace's bind mount on the exec root.
+	SandboxKey string `json:"sandbox_key"`
+	// Ports are the published ports as they were bound.
+	Ports []PortBinding `json:"ports,omitempty"`
+}
+
+// PortBinding is one published port: HostIP:HostPort on the host leads to
+// ContainerPort of the container, for Proto (tcp or udp).
+type PortBinding struct {
+	Proto         string `json:"proto"`
+	HostIP        string `json:"host_ip"`
+	HostPort      uint16 `json:"host_port"`
+	ContainerPort uint16 `json:"container_port"`
+}
