@@ -181,7 +181,7 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 		Driver:         c.Driver,
 		Platform:       "linux",
 		HostConfig:     c.HostConfig,
-		GraphDriver:    storage.DriverData{Name: c.Driver, Data: map[string]string{}},
+		GraphDriver:    storage.DriverData{Name: c.Driver, Data: d.images.RWLayerData(c.ID)},
 		ExecIDs:        d.execIDs(c.ID),
 	}
 	if base.Args == nil {

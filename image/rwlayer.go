@@ -11,6 +11,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/sdengine/engine/image/graphdriver"
 	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/atomicfile"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -193,4 +194,23 @@ func (s *Store) RemoveRWLayer(containerID string) error {
 		slog.Error("image store: remove RW layer data; the next start removes it", "container", containerID, "err", err)
 	}
 	return nil
+}
+
+// RWLayerData is what `docker inspect` shows of a container's layer
+// (GraphDriver.Data: LowerDir, UpperDir, WorkDir, MergedDir for
+// overlay2); empty where the driver has nothing to say.
+func (s *Store) RWLayerData(containerID string) map[string]string {
+	md, ok := s.driver.(graphdriver.MetadataDriver)
+	if !ok {
+		return map[string]string{}
+	}
+	rw, err := s.rw(containerID)
+	if err != nil {
+		return map[string]string{}
+	}
+	data, err := md.Metadata(rw.CacheID)
+	if err != nil {
+		return map[string]string{}
+	}
+	return data
 }

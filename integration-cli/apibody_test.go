@@ -62,7 +62,6 @@ func TestAPIMalformedBodies(t *testing.T) {
 		code       int
 		want       string
 	}{
-		{"/commit?container=" + id, "", 501, "POST /v1.51/commit is not implemented by this engine yet"},
 		{"/containers/" + id + "/update", `{"Memory":0}`, 501, "/update is not implemented by this engine yet"},
 		{"/containers/nosuch/update", "", 404, "No such container: nosuch"},
 		{"/networks/host/connect", `{"Container":"` + id + `"}`, 501, "POST /v1.51/networks/host/connect is not implemented"},

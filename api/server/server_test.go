@@ -120,13 +120,13 @@ func TestOptionsAnswersEmpty200(t *testing.T) {
 
 func TestNotImplementedNamesThePathAsSent(t *testing.T) {
 	for _, c := range []struct{ method, target, want string }{
-		{"GET", "/v1.51/containers/abc/export", "GET /v1.51/containers/abc/export is not implemented by this engine yet"},
-		{"GET", "/containers/abc/export", "GET /containers/abc/export is not implemented by this engine yet"},
-		{"GET", "/v1.44/containers/a%2Fb/export?x=1", "GET /v1.44/containers/a%2Fb/export is not implemented by this engine yet"},
-		{"GET", "/v1.51/images/docker.io/library/busybox:1.36/history", "GET /v1.51/images/docker.io/library/busybox:1.36/history is not implemented by this engine yet"},
-		{"DELETE", "/v1.51/volumes/myvol", "DELETE /v1.51/volumes/myvol is not implemented by this engine yet"},
-		{"HEAD", "/v1.51/containers/abc/archive?path=/etc", "HEAD /v1.51/containers/abc/archive is not implemented by this engine yet"},
-		{"GET", "/v1.51/volumes", "GET /v1.51/volumes is not implemented by this engine yet"},
+		{"GET", "/v1.51/distribution/busybox/json", "GET /v1.51/distribution/busybox/json is not implemented by this engine yet"},
+		{"GET", "/distribution/busybox/json", "GET /distribution/busybox/json is not implemented by this engine yet"},
+		{"GET", "/v1.44/distribution/a%2Fb/json?x=1", "GET /v1.44/distribution/a%2Fb/json is not implemented by this engine yet"},
+		{"GET", "/v1.51/services", "GET /v1.51/services is not implemented by this engine yet"},
+		{"GET", "/v1.51/nodes", "GET /v1.51/nodes is not implemented by this engine yet"},
+		{"GET", "/v1.51/tasks?filters={}", "GET /v1.51/tasks is not implemented by this engine yet"},
+		{"GET", "/v1.51/secrets", "GET /v1.51/secrets is not implemented by this engine yet"},
 		{"POST", "/build/prune", "POST /build/prune is not implemented by this engine yet"},
 	} {
 		rec := serve(t, c.method, c.target)
@@ -145,11 +145,11 @@ func TestNotImplementedNamesThePathAsSent(t *testing.T) {
 
 // An unbuilt endpoint is a routed endpoint: the version check comes first.
 func TestNotImplementedChecksTheVersion(t *testing.T) {
-	rec := serve(t, "GET", "/v1.99/containers/abc/export")
+	rec := serve(t, "GET", "/v1.99/distribution/busybox/json")
 	if rec.Code != http.StatusBadRequest || !strings.Contains(message(t, rec), "client version 1.99 is too new") {
 		t.Errorf("got %d %q, want 400 too new", rec.Code, rec.Body.String())
 	}
-	rec = serve(t, "GET", "/v1.51/containers/abc/export")
+	rec = serve(t, "GET", "/v1.51/distribution/busybox/json")
 	if rec.Header().Get("Api-Version") != DefaultVersion || rec.Header().Get("Server") == "" {
 		t.Errorf("501 without the version headers: %v", rec.Header())
 	}
