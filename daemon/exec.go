@@ -40,9 +40,29 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	}
 	c.Lock()
 	running := c.State.Running()
+	user, rootfs := opts.User, c.BaseFS
+	if user == "" {
+		user = c.Config.User
+	}
+	var groupAdd []string
+	if c.HostConfig != nil {
+		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
+	}
 	c.Unlock()
 	if !running {
 		return "", errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
+	}
+	// A user or group the container does not have is the request's fault,
+	// told at create as Docker does (400), not only as the exec's output
+	// once it is started. Start resolves the user again: the files may
+	// change in between.
+	if rootfs != "" {
+		if _, _, _, err := oci.ResolveUser(rootfs, user, groupAdd); err != nil {
+			if errdefs.IsInvalidParameter(err) {
+				return "", err
+			}
+			return "", errdefs.InvalidParameter(err)
+		}
 	}
 	e := &execConfig{id: stringid.GenerateRandomID(), containerID: c.ID, opts: *opts}
 	d.mu.Lock()

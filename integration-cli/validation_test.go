@@ -170,19 +170,20 @@ func TestDevice(t *testing.T) {
 	}
 }
 
-// An exec that cannot start tells why on its stream, as in Docker: the
-// client never sees "unable to upgrade to tcp, received 400".
+// An exec whose user or group the container lacks is refused at create
+// with Docker's 400 and message (the client exits 1), never as "unable to
+// upgrade to tcp, received 400".
 func TestExecUnknownUser(t *testing.T) {
 	id := remember(shared.MustCLI(t, "run", "-d", "busybox", "sleep", "1000"))
 	defer shared.CLI("rm", "-f", id)
 	const want = "unable to find user nosuch: no matching entries in passwd file"
 	clis(t, shared, func(t *testing.T, cli func(...string) Result) {
 		r := cli("exec", "-u", "nosuch", id, "true")
-		if r.Code != 126 || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "upgrade") {
-			t.Errorf("exec -u nosuch: %s\nwant exit 126 and %q", r, want)
+		if r.Code != 1 || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "upgrade") {
+			t.Errorf("exec -u nosuch: %s\nwant exit 1 and %q", r, want)
 		}
 		r = cli("exec", "-u", "0:nosuchgroup", id, "true")
-		if r.Code != 126 || !strings.Contains(r.Stderr, "no matching entries in group file") {
+		if r.Code != 1 || !strings.Contains(r.Stderr, "no matching entries in group file") {
 			t.Errorf("exec -u 0:nosuchgroup: %s", r)
 		}
 		// Detached, there is no stream: the start request fails.
