@@ -233,7 +233,7 @@ func (d *Daemon) ImageImport(ctx context.Context, src io.Reader, p backend.Impor
 
 // ImageLoad serves `docker load`.
 func (d *Daemon) ImageLoad(ctx context.Context, src io.Reader, quiet bool, out io.Writer) error {
-	_, err := d.images.Load(ctx, src, out)
+	_, err := d.images.LoadWithProgress(ctx, src, out, quiet)
 	return err
 }
 
