@@ -205,8 +205,25 @@ func (d *Daemon) ImageTag(ctx context.Context, source, repo, tag string) error {
 }
 
 // ImageDelete serves `docker rmi`.
+// Unless noprune, the untagged parents the removal leaves without a
+// child (a build's intermediate images) go too, as in Docker.
 func (d *Daemon) ImageDelete(ctx context.Context, ref string, force, prune bool) ([]imagetypes.DeleteResponse, error) {
-	return d.images.Delete(ref, force, func(id digest.Digest) bool { return d.imageUsers(id) > 0 })
+	var id, parent digest.Digest
+	if prune {
+		if img, err := d.images.Get(ref); err == nil {
+			id, parent = img.ID, d.images.Parent(img.ID)
+		}
+	}
+	resp, err := d.images.Delete(ref, force, func(id digest.Digest) bool { return d.imageUsers(id) > 0 })
+	if err != nil || parent == "" {
+		return resp, err
+	}
+	for _, r := range resp {
+		if r.Deleted == id.String() {
+			return append(resp, d.pruneParents(ctx, parent)...), nil
+		}
+	}
+	return resp, nil
 }
 
 // ImageImport serves `docker import`: a rootfs tar becomes a one-layer image.
