@@ -82,6 +82,8 @@ func (d *Daemon) ImagesPrune(ctx context.Context, f filters.Args) (*imagetypes.P
 			rep.SpaceReclaimed += uint64(usage.LayerSize[digest.Digest(r.Deleted)])
 		}
 	}
+	// Layers no image holds (what an interrupted pull left) go too.
+	rep.SpaceReclaimed += uint64(d.images.PruneLayers())
 	slog.Info("image prune", "deleted", len(rep.ImagesDeleted), "reclaimed", rep.SpaceReclaimed)
 	return rep, nil
 }
