@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distribution/reference"
 	containertypes "github.com/docker/docker/api/types/container"
 	imagetypes "github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/pkg/stringid"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -20,6 +22,7 @@ import (
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/builder/dockerfile"
 	"github.com/sdengine/engine/daemon/execdriver"
+	"github.com/sdengine/engine/distribution"
 	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/platform"
@@ -54,14 +57,59 @@ func (d *Daemon) ImageBuildPrepare(ctx context.Context, opts dockerfile.Options,
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return nil, err
 	}
-	b, err := dockerfile.Prepare(ctx, &buildBackend{d: d}, opts, src, tmp)
+	b, err := dockerfile.Prepare(ctx, &buildBackend{d: d, auth: opts.AuthConfigs}, opts, src, tmp)
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-type buildBackend struct{ d *Daemon }
+type buildBackend struct {
+	d    *Daemon
+	auth map[string]registry.AuthConfig // X-Registry-Config, by registry
+}
+
+// PullImage pulls FROM's image through the registry service, as
+// `docker pull` would (a name without tag is :latest, never every tag),
+// with the credentials the client sent for that registry.
+func (b *buildBackend) PullImage(ctx context.Context, ref, platform string, out io.Writer) error {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return errdefs.InvalidParameter(fmt.Errorf("invalid reference format: %w", err))
+	}
+	named = reference.TagNameOnly(named)
+	return b.d.registry.Pull(ctx, distribution.PullOptions{
+		FromImage: named.String(),
+		Platform:  platform,
+		Auth:      authFor(b.auth, reference.Domain(named)),
+	}, out)
+}
+
+// authFor picks a registry's credentials from the CLI's map, whose keys
+// are host names, URLs, or Docker Hub's legacy index URL.
+func authFor(m map[string]registry.AuthConfig, domain string) registry.AuthConfig {
+	if len(m) == 0 {
+		return registry.AuthConfig{}
+	}
+	if domain == "docker.io" {
+		for _, k := range []string{"https://index.docker.io/v1/", "index.docker.io", "docker.io", "registry-1.docker.io"} {
+			if ac, ok := m[k]; ok {
+				return ac
+			}
+		}
+		return registry.AuthConfig{}
+	}
+	for k, ac := range m {
+		h := strings.TrimPrefix(strings.TrimPrefix(k, "https://"), "http://")
+		if i := strings.Index(h, "/"); i >= 0 {
+			h = h[:i]
+		}
+		if h == domain {
+			return ac
+		}
+	}
+	return registry.AuthConfig{}
+}
 
 func toBuildImage(img *image.Image) (*dockerfile.Image, error) {
 	cfg := &dockerfile.Config{}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
+	"time"
 
+	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/filters"
 	imagetypes "github.com/docker/docker/api/types/image"
+	timetypes "github.com/docker/docker/api/types/time"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -17,30 +19,124 @@ import (
 	"github.com/sdengine/engine/runconfig"
 )
 
-var imageFilters = map[string]bool{"reference": true, "dangling": true, "label": true}
+var imageFilters = map[string]bool{
+	"reference": true, "dangling": true, "label": true, "before": true, "since": true, "until": true,
+}
 
-// ImageList serves `docker images`.
-func (d *Daemon) ImageList(ctx context.Context, all bool, f filters.Args) ([]*imagetypes.Summary, error) {
+// listFilter is an image list's (or prune's) filters, decoded once.
+type listFilter struct {
+	f             filters.Args
+	dangling      bool // dangling=true
+	before, since time.Time
+}
+
+func (d *Daemon) newListFilter(f filters.Args) (*listFilter, error) {
 	if err := f.Validate(imageFilters); err != nil {
 		return nil, errdefs.InvalidParameter(err)
 	}
-	out := []*imagetypes.Summary{}
-	for _, img := range d.images.List() {
-		if f.Contains("dangling") {
-			dangling := len(img.RepoTags) == 0
-			if f.ExactMatch("dangling", "true") != dangling {
-				continue
+	lf := &listFilter{f: f}
+	var err error
+	if lf.dangling, err = f.GetBoolOrDefault("dangling", false); err != nil {
+		return nil, errdefs.InvalidParameter(err)
+	}
+	// Several values narrow: before (and until) the oldest of them,
+	// since the newest.
+	for _, v := range f.Get("before") {
+		img, err := d.images.Get(v)
+		if err != nil {
+			return nil, err
+		}
+		if lf.before.IsZero() || img.Created.Before(lf.before) {
+			lf.before = img.Created
+		}
+	}
+	for _, v := range f.Get("until") {
+		ts, err := parseUntil(v)
+		if err != nil {
+			return nil, err
+		}
+		if lf.before.IsZero() || ts.Before(lf.before) {
+			lf.before = ts
+		}
+	}
+	for _, v := range f.Get("since") {
+		img, err := d.images.Get(v)
+		if err != nil {
+			return nil, err
+		}
+		if img.Created.After(lf.since) {
+			lf.since = img.Created
+		}
+	}
+	return lf, nil
+}
+
+// parseUntil reads an until value as Docker does: a Unix time (with
+// fraction), an RFC 3339 date or time, or a duration before now ("10m").
+func parseUntil(v string) (time.Time, error) {
+	ts, err := timetypes.GetTimestamp(v, time.Now())
+	if err != nil {
+		return time.Time{}, errdefs.InvalidParameter(err)
+	}
+	sec, nsec, err := timetypes.ParseTimestamps(ts, 0)
+	if err != nil {
+		return time.Time{}, errdefs.InvalidParameter(err)
+	}
+	return time.Unix(sec, nsec), nil
+}
+
+// matchTimeAndLabels applies the filters that do not depend on names.
+func (lf *listFilter) matchTimeAndLabels(img *image.Image) bool {
+	if !lf.before.IsZero() && !img.Created.Before(lf.before) {
+		return false
+	}
+	if !lf.since.IsZero() && !img.Created.After(lf.since) {
+		return false
+	}
+	if lf.f.Contains("label") && !lf.f.MatchKVList("label", img.Config.Config.Labels) {
+		return false
+	}
+	return true
+}
+
+// ImageList serves `docker images`. Without all, untagged images that
+// are the parents of others (a build's intermediate steps) are hidden.
+func (d *Daemon) ImageList(ctx context.Context, all bool, f filters.Args) ([]*imagetypes.Summary, error) {
+	lf, err := d.newListFilter(f)
+	if err != nil {
+		return nil, err
+	}
+	imgs := d.images.List()
+	var hasChild map[digest.Digest]bool
+	if !all {
+		hasChild = map[digest.Digest]bool{}
+		for _, img := range imgs {
+			if p := d.images.Parent(img.ID); p != "" {
+				hasChild[p] = true
 			}
 		}
-		if f.Contains("label") && !f.MatchKVList("label", img.Config.Config.Labels) {
+	}
+	out := []*imagetypes.Summary{}
+	for _, img := range imgs {
+		if !lf.matchTimeAndLabels(img) {
 			continue
 		}
 		s := d.images.Summary(img)
 		if f.Contains("reference") {
 			s.RepoTags = matchingRefs(f, img.RepoTags)
-			if len(s.RepoTags) == 0 {
+			s.RepoDigests = matchingRefs(f, img.RepoDigests)
+			if len(s.RepoTags) == 0 && len(s.RepoDigests) == 0 {
 				continue
 			}
+		}
+		untagged := len(img.RepoTags) == 0 && len(img.RepoDigests) == 0
+		switch {
+		case untagged && !all && hasChild[img.ID]:
+			continue
+		case untagged && f.Contains("dangling") && !lf.dangling:
+			continue // dangling=false
+		case lf.dangling && len(img.RepoTags) > 0:
+			continue
 		}
 		s.Containers = int64(d.imageUsers(img.ID))
 		out = append(out, &s)
@@ -48,17 +144,18 @@ func (d *Daemon) ImageList(ctx context.Context, all bool, f filters.Args) ([]*im
 	return out, nil
 }
 
-// matchingRefs keeps the tags that a reference filter names, by whole
-// reference, by repository, or by a shell pattern.
-func matchingRefs(f filters.Args, tags []string) []string {
-	var keep []string
-	for _, t := range tags {
-		repo := t
-		if i := strings.LastIndex(t, ":"); i > strings.LastIndex(t, "/") {
-			repo = t[:i]
+// matchingRefs keeps the references that a reference filter names, as
+// Docker matches them: a shell pattern against the familiar reference
+// ("busybox:latest") or its familiar name ("busybox").
+func matchingRefs(f filters.Args, refs []string) []string {
+	keep := []string{}
+	for _, t := range refs {
+		named, err := reference.ParseNormalizedNamed(t)
+		if err != nil {
+			continue
 		}
 		for _, pattern := range f.Get("reference") {
-			if pattern == t || pattern == repo || globMatch(pattern, t) || globMatch(pattern, repo) {
+			if ok, err := reference.FamiliarMatch(pattern, named); err == nil && ok {
 				keep = append(keep, t)
 				break
 			}
@@ -108,8 +205,25 @@ func (d *Daemon) ImageTag(ctx context.Context, source, repo, tag string) error {
 }
 
 // ImageDelete serves `docker rmi`.
+// Unless noprune, the untagged parents the removal leaves without a
+// child (a build's intermediate images) go too, as in Docker.
 func (d *Daemon) ImageDelete(ctx context.Context, ref string, force, prune bool) ([]imagetypes.DeleteResponse, error) {
-	return d.images.Delete(ref, force, func(id digest.Digest) bool { return d.imageUsers(id) > 0 })
+	var id, parent digest.Digest
+	if prune {
+		if img, err := d.images.Get(ref); err == nil {
+			id, parent = img.ID, d.images.Parent(img.ID)
+		}
+	}
+	resp, err := d.images.Delete(ref, force, func(id digest.Digest) bool { return d.imageUsers(id) > 0 })
+	if err != nil || parent == "" {
+		return resp, err
+	}
+	for _, r := range resp {
+		if r.Deleted == id.String() {
+			return append(resp, d.pruneParents(ctx, parent)...), nil
+		}
+	}
+	return resp, nil
 }
 
 // ImageImport serves `docker import`: a rootfs tar becomes a one-layer image.
@@ -136,7 +250,7 @@ func (d *Daemon) ImageImport(ctx context.Context, src io.Reader, p backend.Impor
 
 // ImageLoad serves `docker load`.
 func (d *Daemon) ImageLoad(ctx context.Context, src io.Reader, quiet bool, out io.Writer) error {
-	_, err := d.images.Load(ctx, src, out)
+	_, err := d.images.LoadWithProgress(ctx, src, out, quiet)
 	return err
 }
 

@@ -26,6 +26,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sdengine/engine/image"
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/platform"
 )
@@ -395,6 +396,7 @@ func (s *Service) fetchLayers(ctx context.Context, r *resolved, m *v1.Manifest, 
 		}
 		parent = chain
 		progress.Update(pout, id, "Pull complete")
+		crashpoint.Hit("pull-after-layer")
 	}
 	return held, nil
 }

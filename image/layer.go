@@ -167,6 +167,7 @@ func (s *Store) releaseLayersLocked(chains []digest.Digest) []digest.Digest {
 // leaves only data that nothing names, which the next open removes.
 func (s *Store) removeLayerLocked(l *layer) {
 	delete(s.layers, l.ChainID)
+	os.Remove(s.pulledMarker(l.ChainID))
 	if err := os.Remove(s.layerMeta(l.ChainID)); err != nil && !os.IsNotExist(err) {
 		slog.Error("image store: remove layer metadata", "chain", l.ChainID, "err", err)
 	}

@@ -13,6 +13,9 @@ import (
 
 	securejoin "github.com/cyphar/filepath-securejoin"
 	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/docker/docker/pkg/progress"
+	"github.com/docker/docker/pkg/streamformatter"
+	"github.com/docker/docker/pkg/stringid"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -50,6 +53,17 @@ type loadedImage struct {
 // (SetMinFreeSpace). It returns what it prints: the loaded tags, or the
 // IDs of untagged images.
 func (s *Store) Load(ctx context.Context, r io.Reader, out io.Writer) ([]string, error) {
+	return s.LoadWithProgress(ctx, r, out, true)
+}
+
+// LoadWithProgress is Load that, unless quiet, also draws Docker's
+// "Loading layer" bars (JSON messages with progressDetail, one per layer
+// that is not present yet, named by its diff ID's first 12 digits) on out.
+func (s *Store) LoadWithProgress(ctx context.Context, r io.Reader, out io.Writer, quiet bool) ([]string, error) {
+	var pout progress.Output
+	if !quiet && out != nil {
+		pout = streamformatter.NewJSONProgressOutput(out, false)
+	}
 	if err := s.checkSpace(s.tmpDir(), 0); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
@@ -79,7 +93,7 @@ func (s *Store) Load(ctx context.Context, r io.Reader, out io.Writer) ([]string,
 	}
 	var names []string
 	for _, li := range imgs {
-		img, err := s.loadImage(ctx, dir, li)
+		img, err := s.loadImage(ctx, dir, li, pout)
 		if err != nil {
 			return names, err
 		}
@@ -107,7 +121,7 @@ func (s *Store) Load(ctx context.Context, r io.Reader, out io.Writer) ([]string,
 // loadImage applies the image's layers that are not present yet, then
 // registers the config. References taken along the way are dropped at
 // the end, so a failure leaves nothing new behind.
-func (s *Store) loadImage(ctx context.Context, dir string, li loadedImage) (*Image, error) {
+func (s *Store) loadImage(ctx context.Context, dir string, li loadedImage, pout progress.Output) (*Image, error) {
 	img, err := s.parseImage(li.config)
 	if err != nil {
 		return nil, err
@@ -124,8 +138,17 @@ func (s *Store) loadImage(ctx context.Context, dir string, li loadedImage) (*Ima
 			if err != nil {
 				return nil, err
 			}
-			_, err = s.createLayer(ctx, "load", parent, img.config.RootFS.DiffIDs[i], f)
-			f.Close()
+			var src io.ReadCloser = f
+			if pout != nil {
+				var size int64
+				if fi, err := f.Stat(); err == nil {
+					size = fi.Size()
+				}
+				// Its Close draws the bar's end and closes f.
+				src = progress.NewProgressReader(f, pout, size, stringid.TruncateID(img.config.RootFS.DiffIDs[i].String()), "Loading layer")
+			}
+			_, err = s.createLayer(ctx, "load", parent, img.config.RootFS.DiffIDs[i], src)
+			src.Close()
 			if err != nil {
 				return nil, fmt.Errorf("load layer %s: %w", li.layers[i], err)
 			}

@@ -116,6 +116,10 @@ func (s *Store) recover(rec *recovery) {
 		slog.Error("image store: some metadata could not be read; nothing unreferenced is removed at this start")
 	} else {
 		for id, l := range s.layers {
+			if l.refs == 0 && fileExists(s.pulledMarker(id)) {
+				slog.Info("image store: keeping a layer an interrupted pull completed, for the next pull", "chain", id)
+				continue
+			}
 			if l.refs == 0 {
 				slog.Info("image store: removing a layer no image or container holds (an interrupted load, import or removal)", "chain", id)
 				s.removeLayerLocked(l)
@@ -124,6 +128,13 @@ func (s *Store) recover(rec *recovery) {
 		}
 		s.removeOrphanRecordsLocked(rec)
 		s.removeOrphanDirsLocked(rec)
+		if ents, err := os.ReadDir(s.pulledDir()); err == nil {
+			for _, e := range ents {
+				if s.layers[digest.NewDigestFromEncoded(digest.SHA256, e.Name())] == nil {
+					os.Remove(filepath.Join(s.pulledDir(), e.Name()))
+				}
+			}
+		}
 	}
 	// Unsure, the tags on disk are left as they are (some may name images
 	// that could not be read), and so are the intents, for the next start.
@@ -190,4 +201,9 @@ func (s *Store) removeOrphanDirsLocked(rec *recovery) {
 		}
 		rec.actions++
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }

@@ -216,7 +216,37 @@ func (s *Store) ApplyLayer(ctx context.Context, parent, diffID digest.Digest, r 
 	if err != nil {
 		return "", err
 	}
+	// Marked as pulled, a complete layer outlives a daemon killed before
+	// its image is registered, so the next pull reuses it ("Already
+	// exists"); image prune removes it if no pull ever does.
+	if err := os.MkdirAll(s.pulledDir(), 0o700); err == nil {
+		err = os.WriteFile(s.pulledMarker(l.ChainID), nil, 0o600)
+		if err != nil {
+			slog.Warn("image store: cannot mark a pulled layer", "chain", l.ChainID, "err", err)
+		}
+	}
 	return l.ChainID, nil
+}
+
+func (s *Store) pulledDir() string { return filepath.Join(s.root, "pulled") }
+
+func (s *Store) pulledMarker(chain digest.Digest) string {
+	return filepath.Join(s.pulledDir(), chain.Encoded())
+}
+
+// PruneLayers removes the layers no image or container holds (those an
+// interrupted pull left for the next one) and returns the bytes freed.
+func (s *Store) PruneLayers() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, l := range s.layers {
+		if l.refs == 0 {
+			n += l.Size
+			s.removeLayerLocked(l)
+		}
+	}
+	return n
 }
 
 // ChainIDs computes the chain IDs of a list of diff IDs.
@@ -229,7 +259,17 @@ func (s *Store) RegisterPulled(raw []byte, tags []string) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.registerImage("pull", raw, norm)
+	img, err := s.registerImage("pull", raw, norm)
+	if err != nil {
+		return nil, err
+	}
+	// The image holds its layers now: they need no mark.
+	if chains, err := chainIDs(img.Layers); err == nil {
+		for _, c := range chains {
+			os.Remove(s.pulledMarker(c))
+		}
+	}
+	return img, nil
 }
 
 // RepoTags lists the tags of the repository repo (any form of the name)

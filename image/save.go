@@ -10,8 +10,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
+	"github.com/distribution/reference"
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -134,14 +138,16 @@ func (s *Store) collect(refs []string) ([]savedImage, error) {
 	defer s.mu.Unlock()
 	var out []savedImage
 	pos := map[digest.Digest]int{}
+	var assocs []saveAssoc
 	for _, ref := range refs {
-		img, tag, err := s.resolveLocked(ref)
+		a, err := s.saveAssocsLocked(ref)
 		if err != nil {
-			for _, si := range out {
-				s.releaseLayersLocked(si.img.chain)
-			}
 			return nil, err
 		}
+		assocs = append(assocs, a...)
+	}
+	for _, a := range assocs {
+		img, tag := a.img, a.tag
 		i, ok := pos[img.id]
 		if !ok {
 			si := savedImage{img: img}
@@ -155,11 +161,56 @@ func (s *Store) collect(refs []string) ([]savedImage, error) {
 			i = len(out) - 1
 			pos[img.id] = i
 		}
-		if tag != "" {
+		if tag != "" && !slices.Contains(out[i].tags, tag) {
 			out[i].tags = append(out[i].tags, tag)
 		}
 	}
 	return out, nil
+}
+
+type saveAssoc struct {
+	img *image
+	tag string // "" saves the image untagged
+}
+
+// saveAssocsLocked is what one name given to save stands for, as in
+// Docker: a repository name without tag or digest is every tag of it
+// (and the images its digests name, untagged), or an ID prefix if the
+// repository has none; name@digest is the image, untagged; anything
+// else is resolved as everywhere else.
+func (s *Store) saveAssocsLocked(ref string) ([]saveAssoc, error) {
+	if named, err := reference.ParseNormalizedNamed(ref); err == nil && reference.IsNameOnly(named) {
+		repo := reference.FamiliarName(named)
+		var out []saveAssoc
+		for t, id := range s.tags {
+			if r, _ := splitTag(t); r == repo && s.images[id] != nil {
+				out = append(out, saveAssoc{img: s.images[id], tag: t})
+			}
+		}
+		m := s.dist()
+		m.mu.Lock()
+		for dref, id := range m.RepoDigests {
+			if r, _, ok := strings.Cut(dref, "@"); ok && r == repo && s.images[id] != nil {
+				out = append(out, saveAssoc{img: s.images[id]})
+			}
+		}
+		m.mu.Unlock()
+		if len(out) > 0 {
+			// Tags in order: the archive is the same for the same store.
+			sort.Slice(out, func(i, j int) bool {
+				if out[i].tag != out[j].tag {
+					return out[i].tag < out[j].tag
+				}
+				return out[i].img.id < out[j].img.id
+			})
+			return out, nil
+		}
+	}
+	img, tag, err := s.resolveLocked(ref)
+	if err != nil {
+		return nil, err
+	}
+	return []saveAssoc{{img: img, tag: tag}}, nil
 }
 
 func writeFile(tw *tar.Writer, name string, data []byte, mtime time.Time) error {

@@ -206,11 +206,9 @@ func noSuchVolume(_ context.Context, _ http.ResponseWriter, _ *http.Request, var
 // unimplemented lists Engine API endpoints not built yet.
 var unimplemented = []string{
 	"GET /events",
-	"GET /system/df",
 	"POST /build/prune",
 	"POST /build/cancel",
 	"GET /images/search",
-	"POST /images/prune",
 	"GET /distribution/{name:.*}/json",
 	"GET /containers/{name:.*}/top",
 	"GET /containers/{name:.*}/stats",

@@ -13,6 +13,7 @@ import (
 	"io"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/registry"
 	dockerspec "github.com/moby/docker-image-spec/specs-go/v1"
 )
 
@@ -79,7 +80,8 @@ type Backend interface {
 }
 
 // Puller is implemented by a Backend that can fetch an image from a
-// registry (FROM of an image not present locally, and --pull).
+// registry (FROM of an image not present locally, and --pull). out takes
+// the pull's JSON progress messages.
 type Puller interface {
 	PullImage(ctx context.Context, ref, platform string, out io.Writer) error
 }
@@ -98,5 +100,7 @@ type Options struct {
 	Target      string
 	NetworkMode string
 	Platform    string
+	// AuthConfigs are X-Registry-Config's credentials, by registry.
+	AuthConfigs map[string]registry.AuthConfig
 	CacheFrom   []string
 }

@@ -314,6 +314,21 @@ func (o *output) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// rawWriter passes complete JSON messages (a pull's progress) into the
+// stream as they are; a quiet build drops them, as Docker's does.
+type rawWriter struct{ o *output }
+
+func (r rawWriter) Write(p []byte) (int, error) {
+	r.o.mu.Lock()
+	defer r.o.mu.Unlock()
+	if r.o.quiet {
+		return len(p), nil
+	}
+	n, err := r.o.w.Write(p)
+	flush(r.o.w)
+	return n, err
+}
+
 func (o *output) aux(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -145,13 +145,13 @@ func (b *Build) from(ctx context.Context, s *instructions.Stage, meta map[string
 func (b *Build) baseImage(ctx context.Context, ref string) (*Image, error) {
 	puller, canPull := b.backend.(Puller)
 	if b.opts.Pull && canPull {
-		if err := puller.PullImage(ctx, ref, b.opts.Platform, b.out); err != nil {
+		if err := puller.PullImage(ctx, ref, b.opts.Platform, rawWriter{b.out}); err != nil {
 			return nil, err
 		}
 	}
 	img, err := b.backend.GetImage(ctx, ref)
 	if errdefs.IsNotFound(err) && canPull && !b.opts.Pull {
-		if err := puller.PullImage(ctx, ref, b.opts.Platform, b.out); err != nil {
+		if err := puller.PullImage(ctx, ref, b.opts.Platform, rawWriter{b.out}); err != nil {
 			return nil, err
 		}
 		img, err = b.backend.GetImage(ctx, ref)

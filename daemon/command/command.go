@@ -27,6 +27,7 @@ import (
 	imagerouter "github.com/sdengine/engine/api/server/router/image"
 	networkrouter "github.com/sdengine/engine/api/server/router/network"
 	pluginrouter "github.com/sdengine/engine/api/server/router/plugin"
+	prunerouter "github.com/sdengine/engine/api/server/router/prune"
 	systemrouter "github.com/sdengine/engine/api/server/router/system"
 	volumerouter "github.com/sdengine/engine/api/server/router/volume"
 	"github.com/sdengine/engine/daemon"
@@ -208,7 +209,8 @@ func run(cfg *config.Config, tlsConf *tls.Config) error {
 		return err
 	}
 	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d),
-		distributionrouter.New(d), networkrouter.New(d), volumerouter.New(), pluginrouter.New(), buildrouter.New(d))
+		distributionrouter.New(d), networkrouter.New(d), volumerouter.New(), pluginrouter.New(), buildrouter.New(d),
+		prunerouter.New(d))
 	listeners, err := listen(cfg, tlsConf)
 	if err != nil {
 		return err

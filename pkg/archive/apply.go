@@ -124,6 +124,13 @@ func Apply(ctx context.Context, r io.Reader, dest string, opts ApplyOptions) (in
 		return a.size, invalid("invalid tar stream: %w", err)
 	}
 	for i := len(a.dirs) - 1; i >= 0; i-- {
+		// A later entry may have replaced the directory, or one above it,
+		// with a symlink: set times only where the path still resolves,
+		// inside dest, to the directory made.
+		rel, _ := cleanName(a.dirs[i].Name)
+		if p, err := securejoin.SecureJoin(dest, rel); err != nil || p != a.dirPath[i] {
+			continue
+		}
 		if err := setTimes(a.dirPath[i], a.dirs[i]); err != nil {
 			return a.size, err
 		}
@@ -140,14 +147,51 @@ func Apply(ctx context.Context, r io.Reader, dest string, opts ApplyOptions) (in
 // inside dest (symlinks are followed as if dest were /), the last
 // component is returned as is and never followed.
 func (a *applier) resolve(rel string) (string, error) {
-	parent, err := securejoin.SecureJoin(a.dest, path.Dir(rel))
+	parent, err := a.secureDir(rel, path.Dir(rel))
 	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", rel, err)
+		return "", err
 	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", fmt.Errorf("create parent of %q: %w", rel, err)
 	}
 	return filepath.Join(parent, path.Base(rel)), nil
+}
+
+// secureDir resolves the directory dirRel (of entry name) inside dest,
+// following symlinks as if dest were /, so nothing is ever written
+// outside dest. An entry that would be written through a symlink whose
+// relative target climbs above the root is refused outright: such a
+// link is fine as data, but writing through it is what a hostile layer
+// does.
+func (a *applier) secureDir(name, dirRel string) (string, error) {
+	if dirRel != "." {
+		cur := ""
+		for _, c := range strings.Split(dirRel, "/") {
+			cur = path.Join(cur, c)
+			fi, err := os.Lstat(filepath.Join(a.dest, cur))
+			if err != nil {
+				break // missing (made below) or under a link already checked
+			}
+			if fi.Mode()&os.ModeSymlink == 0 {
+				continue
+			}
+			link, err := os.Readlink(filepath.Join(a.dest, cur))
+			if err != nil {
+				return "", fmt.Errorf("resolve %q: %w", name, err)
+			}
+			if !path.IsAbs(link) {
+				if j := path.Join(path.Dir(cur), link); j == ".." || strings.HasPrefix(j, "../") {
+					return "", invalid("tar entry %q: written through symlink %q -> %q, which escapes the destination", name, cur, link)
+				}
+			}
+			break // the rest is resolved by SecureJoin, inside dest
+		}
+	}
+	dir, err := securejoin.SecureJoin(a.dest, dirRel)
+	if err != nil {
+		return "", fmt.Errorf("resolve %q: %w", name, err)
+	}
+	return dir, nil
 }
 
 func (a *applier) entry(tr *tar.Reader, hdr *tar.Header) error {
@@ -187,12 +231,9 @@ func (a *applier) entry(tr *tar.Reader, hdr *tar.Header) error {
 			return err
 		}
 	case tar.TypeSymlink:
-		if !path.IsAbs(hdr.Linkname) {
-			joined := path.Join(path.Dir(rel), hdr.Linkname)
-			if joined == ".." || strings.HasPrefix(joined, "../") {
-				return invalid("tar entry %q: symlink target %q escapes the destination", hdr.Name, hdr.Linkname)
-			}
-		}
+		// A link's target is data, resolved only inside the container
+		// (bin/sh -> ../../../bin/busybox is common): it is kept as it is.
+		// What is confined is where later entries are written (secureDir).
 		if err := os.Symlink(hdr.Linkname, target); err != nil {
 			return fmt.Errorf("symlink %q: %w", rel, err)
 		}
@@ -258,9 +299,9 @@ func (a *applier) hardlink(hdr *tar.Header, rel, target string) error {
 	if err != nil || linkRel == "." {
 		return invalid("tar entry %q: hard link target %q escapes the destination", hdr.Name, hdr.Linkname)
 	}
-	parent, err := securejoin.SecureJoin(a.dest, path.Dir(linkRel))
+	parent, err := a.secureDir(hdr.Name, path.Dir(linkRel))
 	if err != nil {
-		return fmt.Errorf("resolve link target %q: %w", hdr.Linkname, err)
+		return err
 	}
 	src := filepath.Join(parent, path.Base(linkRel))
 	fi, err := os.Lstat(src)
@@ -283,9 +324,9 @@ func (a *applier) whiteout(rel string, hdr *tar.Header) error {
 	if base != whOpaque && strings.HasPrefix(base, whMeta) {
 		return nil
 	}
-	dir, err := securejoin.SecureJoin(a.dest, dirRel)
+	dir, err := a.secureDir(rel, dirRel)
 	if err != nil {
-		return fmt.Errorf("resolve %q: %w", rel, err)
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create parent of %q: %w", rel, err)

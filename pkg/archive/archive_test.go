@@ -321,3 +321,61 @@ func TestApplyCheck(t *testing.T) {
 	}
 	assertOnly(t, dest)
 }
+
+// Relative links that climb above the root are common in images (a
+// busybox applet linked as ../../../bin/busybox): they are kept as data.
+// Writing through such a link is refused, and writing through any other
+// link (or a directory replaced by one) never leaves dest.
+func TestApplyClimbingSymlinks(t *testing.T) {
+	dest, outside := sandbox(t)
+	data := mkTar(t,
+		ent{name: "bin/", typ: tar.TypeDir, mode: 0o755},
+		ent{name: "bin/busybox", body: "bb"},
+		ent{name: "usr/bin/", typ: tar.TypeDir, mode: 0o755},
+		ent{name: "bin/sh", typ: tar.TypeSymlink, link: "../../../bin/busybox"},
+		ent{name: "usr/bin/env", typ: tar.TypeSymlink, link: "../../../../../bin/busybox"},
+		ent{name: "up", typ: tar.TypeSymlink, link: "../../.."},
+	)
+	if _, err := Apply(context.Background(), bytes.NewReader(data), dest, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"bin/sh": "../../../bin/busybox", "usr/bin/env": "../../../../../bin/busybox", "up": "../../.."} {
+		if got, err := os.Readlink(filepath.Join(dest, p)); err != nil || got != want {
+			t.Errorf("%s -> %q (%v), want %q", p, got, err, want)
+		}
+	}
+
+	hostile := map[string][]ent{
+		"through-file-link": {{name: "bin/sh/evil", body: "x"}},
+		"through-dir-link":  {{name: "up/outside/evil", body: "x"}},
+		"hardlink-through":  {{name: "hl", typ: tar.TypeLink, link: "up/outside/target"}},
+		"whiteout-through":  {{name: "up/outside/.wh.target"}},
+	}
+	for name, ents := range hostile {
+		t.Run(name, func(t *testing.T) {
+			os.WriteFile(filepath.Join(outside, "target"), []byte("secret"), 0o644)
+			_, err := Apply(context.Background(), bytes.NewReader(mkTar(t, ents...)), dest, ApplyOptions{Whiteouts: WhiteoutDelete})
+			if !errdefs.IsInvalidParameter(err) {
+				t.Fatalf("want InvalidParameter, got %v", err)
+			}
+			assertOnly(t, outside, "target")
+		})
+	}
+
+	// A directory replaced by a climbing link after its entry: the
+	// deferred times must not be set through the link.
+	dest2, outside2 := sandbox(t)
+	old := time.Unix(1000, 0)
+	os.Chtimes(outside2, old, old)
+	data = mkTar(t,
+		ent{name: "d/", typ: tar.TypeDir, mode: 0o755},
+		ent{name: "d/outside", typ: tar.TypeDir, mode: 0o755},
+		ent{name: "d", typ: tar.TypeSymlink, link: "../"},
+	)
+	if _, err := Apply(context.Background(), bytes.NewReader(data), dest2, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(outside2); !fi.ModTime().Equal(old) {
+		t.Errorf("times set outside dest: %v", fi.ModTime())
+	}
+}

@@ -90,6 +90,7 @@ func NewBuildCommand(cli *command.Cli) *cobra.Command {
 				o.Labels[k] = v
 			}
 			o.Version = build.BuilderV1
+			o.AuthConfigs = buildAuthConfigs()
 			c, err := cli.Client()
 			if err != nil {
 				return err

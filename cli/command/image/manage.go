@@ -108,7 +108,7 @@ func Commands(cli *command.Cli) []*cobra.Command {
 	rm.Aliases = []string{"remove", "rmi"}
 	return []*cobra.Command{ls, rm, NewImportCommand(cli), NewLoadCommand(cli), NewSaveCommand(cli),
 		NewTagCommand(cli), NewInspectCommand(cli), NewPullCommand(cli), NewPushCommand(cli),
-		NewBuildCommand(cli), NewHistoryCommand(cli)}
+		NewBuildCommand(cli), NewHistoryCommand(cli), NewPruneCommand(cli)}
 }
 
 // TopLevelCommands returns the image commands docker offers at the top level.

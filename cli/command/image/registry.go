@@ -51,6 +51,26 @@ func registryAuth(host string) string {
 	return enc
 }
 
+// buildAuthConfigs are a build's X-Registry-Config: every stored
+// credential, by registry, as the stock CLI sends them, so that FROM can
+// pull from a registry the user logged in to.
+func buildAuthConfigs() map[string]registry.AuthConfig {
+	cf, err := dockerconfig.Load(dockerconfig.Dir())
+	if err != nil {
+		return nil
+	}
+	all, err := cf.GetAllCredentials()
+	if err != nil || len(all) == 0 {
+		return nil
+	}
+	out := make(map[string]registry.AuthConfig, len(all))
+	for k, ac := range all {
+		out[k] = registry.AuthConfig{Username: ac.Username, Password: ac.Password, Auth: ac.Auth,
+			ServerAddress: ac.ServerAddress, IdentityToken: ac.IdentityToken, RegistryToken: ac.RegistryToken}
+	}
+	return out
+}
+
 // displayQuiet reads a progress stream to its end, printing nothing but
 // returning its error.
 func displayQuiet(r io.Reader) error {

@@ -4,12 +4,14 @@ package build
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/api/types/versions"
 
 	"github.com/sdengine/engine/api/server/backend"
@@ -68,6 +70,7 @@ func buildOptions(ctx context.Context, r *http.Request) (dockerfile.Options, err
 	} else {
 		o.Remove = httputils.BoolValue(r, "rm")
 	}
+	o.AuthConfigs = decodeRegistryConfig(r.Header.Get("X-Registry-Config"))
 	if err := jsonParam(r, "buildargs", &o.BuildArgs); err != nil {
 		return o, err
 	}
@@ -87,6 +90,27 @@ func buildOptions(ctx context.Context, r *http.Request) (dockerfile.Options, err
 		return o, errdefs.NotImplemented(fmt.Errorf("remote build contexts (a URL or git repository) are not implemented by this engine: send the context as a tar"))
 	}
 	return o, nil
+}
+
+// decodeRegistryConfig reads X-Registry-Config (base64url JSON of the
+// CLI's credentials by registry). As with X-Registry-Auth, one that does
+// not decode is anonymous: the registry decides whether that is enough.
+func decodeRegistryConfig(h string) map[string]registry.AuthConfig {
+	if h == "" {
+		return nil
+	}
+	var raw []byte
+	for _, enc := range []*base64.Encoding{base64.URLEncoding, base64.StdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(h); err == nil {
+			raw = b
+			break
+		}
+	}
+	var m map[string]registry.AuthConfig
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil
+	}
+	return m
 }
 
 // flushWriter flushes every message so the client sees each step as it

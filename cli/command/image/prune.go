@@ -1,0 +1,69 @@
+package image
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	units "github.com/docker/go-units"
+	"github.com/spf13/cobra"
+
+	"github.com/sdengine/engine/cli/command"
+	"github.com/sdengine/engine/runconfig/opts"
+)
+
+// NewPruneCommand is "docker image prune": Docker's prompt (unless -f),
+// its "Deleted Images:" list and "Total reclaimed space".
+func NewPruneCommand(cli *command.Cli) *cobra.Command {
+	var all, force bool
+	var filterFlags []string
+	cmd := &cobra.Command{
+		Use:   "prune [OPTIONS]",
+		Short: "Remove unused images",
+		Args:  command.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := opts.ParseFilters(filterFlags)
+			if err != nil {
+				return err
+			}
+			warning := "WARNING! This will remove all dangling images."
+			if all {
+				f.Add("dangling", "false")
+				warning = "WARNING! This will remove all images without at least one container associated to them."
+			}
+			if !force {
+				fmt.Fprintf(cli.Out(), "%s\nAre you sure you want to continue? [y/N] ", warning)
+				line, _ := bufio.NewReader(cli.In()).ReadString('\n')
+				if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+					return nil
+				}
+			}
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			rep, err := c.ImagesPrune(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if len(rep.ImagesDeleted) > 0 {
+				fmt.Fprintln(cli.Out(), "Deleted Images:")
+				for _, d := range rep.ImagesDeleted {
+					if d.Untagged != "" {
+						fmt.Fprintf(cli.Out(), "untagged: %s\n", d.Untagged)
+					} else {
+						fmt.Fprintf(cli.Out(), "deleted: %s\n", d.Deleted)
+					}
+				}
+				fmt.Fprintln(cli.Out())
+			}
+			fmt.Fprintf(cli.Out(), "Total reclaimed space: %s\n", units.HumanSize(float64(rep.SpaceReclaimed)))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&all, "all", "a", false, "Remove all unused images, not just dangling ones")
+	fl.BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
+	fl.StringArrayVar(&filterFlags, "filter", nil, `Provide filter values (e.g. "until=<timestamp>")`)
+	return cmd
+}
