@@ -48,7 +48,7 @@ type userNetwork struct {
 	Labels     map[string]string `json:"labels,omitempty"`
 	Options    map[string]string `json:"options,omitempty"`
 	IPAMOpts   map[string]string `json:"ipam_options,omitempty"`
-	BridgeName string `json:"bridge"`
+	BridgeName string            `json:"bridge"`
 
 	br *bridge.Bridge
 }
