@@ -73,10 +73,14 @@ func (r *dnsRegistry) lookup(cid, name string) []netip.Addr {
 }
 
 // dnsNames are the names a container answers to on a network: its name,
-// its short ID and its aliases there (Docker's DNSNames).
+// its short ID and its aliases there (Docker's DNSNames), and its
+// --hostname (Docker's resolver answers a container's own hostname).
 func dnsNames(c *container.Container, ep *libnetwork.Endpoint) []string {
 	names := []string{strings.TrimPrefix(c.Name, "/"), c.ID[:12]}
 	names = append(names, ep.Aliases...)
+	if c.Config.Hostname != "" {
+		names = append(names, c.Config.Hostname)
+	}
 	for i := range names {
 		names[i] = strings.ToLower(names[i])
 	}

@@ -74,12 +74,12 @@ func TestUserNetworks(t *testing.T) {
 	loadBusybox(t, d)
 
 	net1, net2 := fmt.Sprintf("10.214.%d.0/24", n), fmt.Sprintf("10.215.%d.0/24", n)
-	id1 := strings.TrimSpace(mustStock(t, d, "network", "create", "--subnet", net1, "--label", "test=1", "un1"))
-	id2 := strings.TrimSpace(mustStock(t, d, "network", "create", "--subnet", net2, "-o", "com.docker.network.bridge.name=sdu"+fmt.Sprint(n), "un2"))
-	if r := d.Stock("network", "create", "--subnet", net1, "overlap"); r.Code == 0 || !strings.Contains(r.Stderr, "Pool overlaps") {
+	id1 := strings.TrimSpace(d.MustCLI(t, "network", "create", "--subnet", net1, "--label", "test=1", "un1"))
+	id2 := strings.TrimSpace(d.MustCLI(t, "network", "create", "--subnet", net2, "-o", "com.docker.network.bridge.name=sdu"+fmt.Sprint(n), "un2"))
+	if r := d.CLI("network", "create", "--subnet", net1, "overlap"); r.Code == 0 || !strings.Contains(r.Stderr, "Pool overlaps") {
 		t.Errorf("overlapping subnet: %v", r)
 	}
-	web := remember(mustStock(t, d, "run", "-d", "--name", "web", "--network", "un1", "--network-alias", "webalias", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc"))
+	web := remember(d.MustCLI(t, "run", "-d", "--name", "web", "--network", "un1", "--network-alias", "webalias", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc"))
 	two := remember(mustStock(t, d, "run", "-d", "--name", "two", "--network", "un2", "--ip", strings.TrimSuffix(net2, "0/24")+"77", "busybox", "sleep", "300"))
 	if ip := strings.TrimSpace(mustStock(t, d, "inspect", "-f", "{{.NetworkSettings.Networks.un2.IPAddress}}", "two")); ip != strings.TrimSuffix(net2, "0/24")+"77" {
 		t.Errorf("--ip: got %q", ip)
@@ -103,18 +103,18 @@ func TestUserNetworks(t *testing.T) {
 	if r := d.Stock("exec", "web", "ping", "-c", "1", "-W", "2", "two"); r.Code == 0 {
 		t.Errorf("two resolved from un1 only: %v", r)
 	}
-	if r := d.Stock("network", "rm", "un1"); r.Code == 0 || !strings.Contains(r.Stderr, "has active endpoints") {
+	if r := d.CLI("network", "rm", "un1"); r.Code == 0 || !strings.Contains(r.Stderr, "has active endpoints") {
 		t.Errorf("rm of a network in use: %v", r)
 	}
 	// connect: web on both networks reaches two by name.
-	mustStock(t, d, "network", "connect", "--alias", "web2", "un2", "web")
+	d.MustCLI(t, "network", "connect", "--alias", "web2", "un2", "web")
 	if r := d.Stock("exec", "web", "ping", "-c", "1", "-W", "3", "two"); r.Code != 0 {
 		t.Errorf("ping two after connect: %v", r)
 	}
 	if r := d.Stock("exec", "two", "ping", "-c", "1", "-W", "3", "web2"); r.Code != 0 {
 		t.Errorf("ping web2 from two: %v", r)
 	}
-	insp := mustStock(t, d, "network", "inspect", "-f", "{{len .Containers}}", "un2")
+	insp := d.MustCLI(t, "network", "inspect", "-f", "{{len .Containers}}", "un2")
 	if strings.TrimSpace(insp) != "2" {
 		t.Errorf("un2 containers: %q", insp)
 	}
@@ -128,16 +128,25 @@ func TestUserNetworks(t *testing.T) {
 	if r := d.Stock("exec", "two", "ping", "-c", "1", "-W", "3", "web"); r.Code != 0 {
 		t.Errorf("ping web from two after restart: %v", r)
 	}
-	mustStock(t, d, "network", "disconnect", "un2", "web")
+	d.MustCLI(t, "network", "disconnect", "un2", "web")
 	time.Sleep(100 * time.Millisecond)
 	if r := d.Stock("exec", "two", "ping", "-c", "1", "-W", "2", "web"); r.Code == 0 {
 		t.Errorf("web still answers on un2 after disconnect: %v", r)
 	}
-	if ls := mustStock(t, d, "network", "ls", "--filter", "label=test=1", "--format", "{{.Name}}"); strings.TrimSpace(ls) != "un1" {
+	if ls := d.MustCLI(t, "network", "ls", "--filter", "label=test=1", "--format", "{{.Name}}"); strings.TrimSpace(ls) != "un1" {
 		t.Errorf("ls --filter label: %q", ls)
 	}
+	// Our CLI's run flags take effect.
+	r = d.CLI("run", "--rm", "--network", "un1", "--add-host", "gw:host-gateway", "--add-host", "other:10.9.9.9",
+		"--dns-search", "example.test", "--dns-option", "ndots:3", "--mac-address", "02:42:ac:11:00:99", "--hostname", "h1", "--domainname", "dom.test",
+		"busybox", "sh", "-c", "cat /etc/hosts /etc/resolv.conf; ip link show eth0")
+	for _, want := range []string{"10.213.", "\tgw\n", "10.9.9.9\tother", "h1.dom.test h1", "search example.test", "options ndots:3", "nameserver 127.0.0.11", "02:42:ac:11:00:99"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("run flags: %q not in %v", want, r)
+		}
+	}
 	mustStock(t, d, "rm", "-f", "web", "two")
-	if out := mustStock(t, d, "network", "prune", "-f"); !strings.Contains(out, "un1") || !strings.Contains(out, "un2") {
+	if out := d.MustCLI(t, "network", "prune", "-f"); !strings.Contains(out, "un1") || !strings.Contains(out, "un2") {
 		t.Errorf("prune: %q", out)
 	}
 	d.Cleanup(t)
