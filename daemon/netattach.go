@@ -433,6 +433,11 @@ func (d *Daemon) validateNetworking(cfg *containertypes.Config, hc *containertyp
 		if mode == "host" || mode == "none" || mode.IsContainer() {
 			continue
 		}
+		if isBridgeMode(containertypes.NetworkMode(name)) && d.bridge == nil {
+			// --bridge none: the default network is lo only, as the
+			// network mode says (clients name it in EndpointsConfig too).
+			continue
+		}
 		n, err := d.resolveNet(name)
 		if err != nil {
 			return err
