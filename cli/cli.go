@@ -11,6 +11,7 @@ import (
 	"github.com/sdengine/engine/cli/command"
 	"github.com/sdengine/engine/cli/command/container"
 	"github.com/sdengine/engine/cli/command/image"
+	"github.com/sdengine/engine/cli/command/network"
 	"github.com/sdengine/engine/cli/command/system"
 	"github.com/spf13/cobra"
 )
@@ -104,6 +105,7 @@ func NewRootCommand(c *command.Cli) *cobra.Command {
 	root.AddCommand(
 		group("container", "Manage containers", container.Commands(c)...),
 		group("image", "Manage images", image.Commands(c)...),
+		group("network", "Manage networks", network.Commands(c)...),
 		group("system", "Manage Docker", system.NewInfoCommand(c)),
 	)
 	disableFlagsInUseLine(root)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/sdengine/engine/pkg/atomicfile"
 )
@@ -63,6 +64,14 @@ type Container struct {
 	// runs (its address, veth, namespace and published ports), so that a
 	// restarted daemon knows what a running container holds.
 	Network *libnetwork.Endpoint `json:",omitempty"`
+	// Networks are its endpoints on further networks while it runs (a
+	// container on two networks), by network name; Network is the first,
+	// whose namespace they share.
+	Networks map[string]*libnetwork.Endpoint `json:",omitempty"`
+	// NetworkConfig is what was asked for each network the container joins
+	// (create's EndpointsConfig, connect): aliases, a fixed address, a MAC
+	// address, by network name. It outlives a stop.
+	NetworkConfig map[string]*network.EndpointSettings `json:",omitempty"`
 
 	// Root is the container's directory under the daemon's data root.
 	Root string `json:"-"`

@@ -79,6 +79,7 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	c.Path, c.Args = path, args
 	c.Config = &cfg
 	c.HostConfig = hc
+	c.NetworkConfig = endpointsConfig(p.Networking)
 	c.ImageID = img.ID.String()
 	c.InitSystem = d.chooseInitSystem(p.InitSystem, c.Config, path, p.Config.StopSignal)
 	c.Driver = d.images.Driver().Name()
@@ -164,7 +165,7 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	default:
 		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid init system %q: the only init system is \"systemd\"", p.InitSystem))
 	}
-	if err := validateNetworkMode(p.Config, hc); err != nil {
+	if err := d.validateNetworking(p.Config, hc, p.Networking); err != nil {
 		return nil, err
 	}
 	if err := d.validateLinks(hc.Links); err != nil {

@@ -35,6 +35,7 @@ type Daemon struct {
 	machines     *machineRegistry
 	// bridge is the default bridge network; nil with --bridge none.
 	bridge  *bridge.Bridge
+	nets    *netState // user-defined networks, the embedded DNS (usernet.go)
 	started time.Time
 
 	mu      sync.Mutex
@@ -101,6 +102,9 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		pending:      map[string][]*pendingAttach{},
 		execs:        map[string]*execConfig{},
 	}
+	if err := d.openNetworks(); err != nil {
+		return nil, err
+	}
 	d.recover(ctx)
 	slog.Info("daemon ready", "root", cfg.Root, "exec-root", cfg.ExecRoot, "storage-driver", gd.Name(),
 		"containers", len(containers.List()), "images", len(images.List()), "min-free-space", reserve.String())
@@ -119,9 +123,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	d.mu.Unlock()
 	if d.cfg.LiveRestore {
 		slog.Info("live-restore: leaving containers running", "count", len(ids))
-		if d.bridge != nil {
-			_ = d.bridge.Close(len(ids) == 0)
-		}
+		d.closeNetworks(len(ids) == 0)
 		return
 	}
 	var wg sync.WaitGroup
@@ -141,11 +143,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	wg.Wait()
 	// Nothing runs any more: the bridge, its table and namespaces go, so
 	// that a stopped daemon leaves nothing of its network on the host.
-	if d.bridge != nil {
-		if err := d.bridge.Close(true); err != nil {
-			slog.Error("remove the bridge network", "err", err)
-		}
-	}
+	d.closeNetworks(true)
 }
 
 func (d *Daemon) task(id string) execdriver.Task {

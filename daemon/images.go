@@ -9,7 +9,6 @@ import (
 	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/filters"
 	imagetypes "github.com/docker/docker/api/types/image"
-	timetypes "github.com/docker/docker/api/types/time"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -69,20 +68,6 @@ func (d *Daemon) newListFilter(f filters.Args) (*listFilter, error) {
 		}
 	}
 	return lf, nil
-}
-
-// parseUntil reads an until value as Docker does: a Unix time (with
-// fraction), an RFC 3339 date or time, or a duration before now ("10m").
-func parseUntil(v string) (time.Time, error) {
-	ts, err := timetypes.GetTimestamp(v, time.Now())
-	if err != nil {
-		return time.Time{}, errdefs.InvalidParameter(err)
-	}
-	sec, nsec, err := timetypes.ParseTimestamps(ts, 0)
-	if err != nil {
-		return time.Time{}, errdefs.InvalidParameter(err)
-	}
-	return time.Unix(sec, nsec), nil
 }
 
 // matchTimeAndLabels applies the filters that do not depend on names.

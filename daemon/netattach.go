@@ -3,16 +3,22 @@ package daemon
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/config"
 	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/libnetwork/bridge"
+	"github.com/sdengine/engine/libnetwork/netns"
 	"github.com/sdengine/engine/libnetwork/portmap"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -48,9 +54,9 @@ func isBridgeMode(m containertypes.NetworkMode) bool {
 	return m == "" || m == "default" || m == "bridge"
 }
 
-// usesBridge reports whether c is attached to the bridge when it starts.
-func (d *Daemon) usesBridge(c *container.Container) bool {
-	return d.bridge != nil && isBridgeMode(c.HostConfig.NetworkMode)
+// isUserMode reports whether the mode names a user-defined network.
+func isUserMode(m containertypes.NetworkMode) bool {
+	return !isBridgeMode(m) && m != "host" && m != "none" && !m.IsContainer()
 }
 
 func sandboxKey(c *container.Container) string {
@@ -60,45 +66,270 @@ func sandboxKey(c *container.Container) string {
 	return ""
 }
 
-// connectNetwork attaches a bridge container at its start: its address,
-// namespace, veth and published ports (c.Network). The caller holds c's
-// lock and calls disconnectNetwork if the start fails later.
-func (d *Daemon) connectNetwork(c *container.Container, hostname string) error {
-	if !d.usesBridge(c) {
+// containerEndpoints are c's endpoints: the first network's, then the
+// others by name. The caller holds c's lock.
+func containerEndpoints(c *container.Container) []*libnetwork.Endpoint {
+	var out []*libnetwork.Endpoint
+	if c.Network != nil && c.Network.Network != "" {
+		out = append(out, c.Network)
+	}
+	names := make([]string, 0, len(c.Networks))
+	for n := range c.Networks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, c.Networks[n])
+	}
+	return out
+}
+
+// joinedNet is a network a container joins: the default bridge (id "")
+// or a user-defined one.
+type joinedNet struct {
+	name, id string
+	br       *bridge.Bridge
+	es       *network.EndpointSettings
+}
+
+// resolveNet finds the network ref names among those a container can
+// join (the default bridge and the user-defined networks).
+func (d *Daemon) resolveNet(ref string) (joinedNet, error) {
+	if isBridgeMode(containertypes.NetworkMode(ref)) || ref == networkID(bridge.NetworkName) {
+		if d.bridge == nil {
+			return joinedNet{}, errdefs.NotFound(fmt.Errorf("network %s not found", ref))
+		}
+		return joinedNet{name: bridge.NetworkName, br: d.bridge}, nil
+	}
+	n, err := d.userNetwork(ref)
+	if err != nil {
+		return joinedNet{}, err
+	}
+	if n.br == nil {
+		return joinedNet{}, fmt.Errorf("network %s has no bridge (see the daemon's log)", n.Name)
+	}
+	return joinedNet{name: n.Name, id: n.ID, br: n.br}, nil
+}
+
+// wantedNetworks are the networks c joins at its start, in order: its
+// network mode's, then the others it was connected to, by name.
+func (d *Daemon) wantedNetworks(c *container.Container) ([]joinedNet, error) {
+	mode := c.HostConfig.NetworkMode
+	var out []joinedNet
+	seen := map[string]bool{}
+	add := func(ref string, es *network.EndpointSettings) error {
+		n, err := d.resolveNet(ref)
+		if err != nil {
+			return err
+		}
+		if seen[n.name] {
+			return nil
+		}
+		seen[n.name] = true
+		n.es = es
+		if n.es == nil {
+			n.es = c.NetworkConfig[n.name]
+		}
+		if n.es == nil {
+			n.es = c.NetworkConfig[ref]
+		}
+		out = append(out, n)
 		return nil
+	}
+	switch {
+	case isBridgeMode(mode):
+		if d.bridge == nil {
+			break
+		}
+		if err := add(bridge.NetworkName, nil); err != nil {
+			return nil, err
+		}
+	case isUserMode(mode):
+		if err := add(string(mode), nil); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, nil
+	}
+	names := make([]string, 0, len(c.NetworkConfig))
+	for n := range c.NetworkConfig {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if isBridgeMode(containertypes.NetworkMode(n)) && d.bridge == nil {
+			continue
+		}
+		if err := add(n, c.NetworkConfig[n]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// attachOptions are what es asks of an endpoint.
+func attachOptions(c *container.Container, es *network.EndpointSettings, first bool) (bridge.AttachOptions, error) {
+	var o bridge.AttachOptions
+	if es != nil {
+		o.Aliases = es.Aliases
+		o.MAC = es.MacAddress
+		if es.IPAMConfig != nil && es.IPAMConfig.IPv4Address != "" {
+			ip, err := netip.ParseAddr(es.IPAMConfig.IPv4Address)
+			if err != nil || !ip.Is4() {
+				return o, errdefs.InvalidParameter(fmt.Errorf("invalid IPv4 address: %s", es.IPAMConfig.IPv4Address))
+			}
+			o.IP = ip
+		}
+	}
+	//lint:ignore SA1019 older clients still set the container's MAC address in its config
+	if first && o.MAC == "" && c.Config.MacAddress != "" {
+		//lint:ignore SA1019 see above
+		o.MAC = c.Config.MacAddress
+	}
+	return o, nil
+}
+
+// connectNetwork attaches c at its start to its networks: its namespace
+// (at <exec-root>/netns/<id12>), then per network an address, an interface
+// (eth0, eth1, ...) and, on the first network that routes, the default
+// route and the published ports; the embedded DNS server if one of them
+// is user-defined. The caller holds c's lock and calls disconnectNetwork
+// if the start fails later.
+func (d *Daemon) connectNetwork(c *container.Container, hostname string) (retErr error) {
+	nets, err := d.wantedNetworks(c)
+	if err != nil || len(nets) == 0 {
+		return err
 	}
 	reqs, err := portmap.Requests(c.HostConfig.PortBindings, c.Config.ExposedPorts, c.HostConfig.PublishAllPorts)
 	if err != nil {
 		return err
 	}
-	ep, err := d.bridge.Attach(c.ID, hostname, reqs)
-	if err != nil {
-		return fmt.Errorf("driver failed programming external connectivity on endpoint %s (%s): %w", strings.TrimPrefix(c.Name, "/"), c.ID[:12], err)
+	nsPath := filepath.Join(d.netnsDir(), c.ID[:12])
+	_ = netns.Remove(nsPath) // one a crash left
+	if err := netns.Create(nsPath); err != nil {
+		return err
 	}
-	c.Network = ep
+	c.Network, c.Networks = &libnetwork.Endpoint{SandboxKey: nsPath}, nil
+	defer func() {
+		if retErr != nil {
+			d.disconnectNetwork(c)
+		}
+	}()
+	routed := false
+	for i, n := range nets {
+		o, err := attachOptions(c, n.es, i == 0)
+		if err != nil {
+			return err
+		}
+		o.NetnsPath, o.IfName = nsPath, fmt.Sprintf("eth%d", i)
+		if !routed && !n.br.Internal() {
+			o.DefaultRoute, o.Ports, routed = true, reqs, true
+		}
+		ep, err := n.br.Attach(c.ID, o)
+		if err != nil {
+			return fmt.Errorf("driver failed programming external connectivity on endpoint %s (%s): %w", strings.TrimPrefix(c.Name, "/"), c.ID[:12], err)
+		}
+		ep.SandboxKey = nsPath
+		if i == 0 {
+			c.Network = ep
+		} else {
+			if c.Networks == nil {
+				c.Networks = map[string]*libnetwork.Endpoint{}
+			}
+			c.Networks[n.name] = ep
+		}
+	}
+	d.registerDNS(c)
 	return nil
 }
 
-// disconnectNetwork releases what connectNetwork gave c. The caller holds
-// c's lock.
+// bridgeOf is the bridge an endpoint is on (nil if its network is gone).
+func (d *Daemon) bridgeOf(ep *libnetwork.Endpoint) *bridge.Bridge {
+	if ep.NetworkID == "" {
+		return d.bridge
+	}
+	if d.nets == nil {
+		return nil
+	}
+	d.nets.mu.Lock()
+	defer d.nets.mu.Unlock()
+	if n := d.nets.nets[ep.NetworkID]; n != nil {
+		return n.br
+	}
+	return nil
+}
+
+// disconnectNetwork releases what connectNetwork gave c: its DNS server
+// and names, each endpoint, its namespace. The caller holds c's lock.
 func (d *Daemon) disconnectNetwork(c *container.Container) {
-	if d.bridge == nil || (c.Network == nil && !d.usesBridge(c)) {
-		return
+	d.unregisterDNS(c, "")
+	for _, ep := range containerEndpoints(c) {
+		br := d.bridgeOf(ep)
+		if br == nil {
+			continue
+		}
+		if err := br.Detach(c.ID); err != nil {
+			slog.Error("detach from a network", "id", c.ID, "network", ep.Network, "err", err)
+		}
 	}
-	if err := d.bridge.Detach(c.ID); err != nil {
-		slog.Error("detach from the bridge network", "id", c.ID, "err", err)
+	if c.Network != nil || isBridgeMode(c.HostConfig.NetworkMode) || isUserMode(c.HostConfig.NetworkMode) {
+		if err := netns.Remove(filepath.Join(d.netnsDir(), c.ID[:12])); err != nil {
+			slog.Error("remove a container's network namespace", "id", c.ID, "err", err)
+		}
 	}
-	c.Network = nil
+	c.Network, c.Networks = nil, nil
 }
 
 // restoreNetwork takes back the networking of a container that kept
 // running across a daemon restart. The caller holds c's lock.
 func (d *Daemon) restoreNetwork(c *container.Container) {
-	if d.bridge == nil || c.Network == nil {
-		return
+	for _, ep := range containerEndpoints(c) {
+		br := d.bridgeOf(ep)
+		if br == nil {
+			slog.Warn("recovery: the network of a running container is gone", "id", c.ID, "network", ep.Network)
+			continue
+		}
+		if err := br.Restore(c.ID, ep); err != nil {
+			slog.Error("recovery: restore the network of a running container", "id", c.ID, "err", err)
+		}
 	}
-	if err := d.bridge.Restore(c.ID, c.Network); err != nil {
-		slog.Error("recovery: restore the network of a running container", "id", c.ID, "err", err)
+	d.registerDNS(c)
+}
+
+// reconcileNetworks runs at start once the running containers are
+// restored: each bridge's rules, leases and veths are made to match them,
+// and namespaces no running container holds are removed.
+func (d *Daemon) reconcileNetworks() {
+	if d.bridge != nil {
+		if err := d.bridge.Reconcile(); err != nil {
+			slog.Error("recovery: reconciling the bridge network", "err", err)
+		}
+	}
+	keep := map[string]bool{}
+	for _, n := range d.userNetworks() {
+		if n.br == nil {
+			continue
+		}
+		if err := n.br.Reconcile(); err != nil {
+			slog.Error("recovery: reconciling a network", "network", n.Name, "err", err)
+		}
+	}
+	for _, c := range d.containers.List() {
+		c.Lock()
+		if c.Network != nil && c.State.Status == container.StatusRunning {
+			keep[filepath.Base(c.Network.SandboxKey)] = true
+		}
+		c.Unlock()
+	}
+	if ents, err := os.ReadDir(d.netnsDir()); err == nil {
+		for _, e := range ents {
+			if !keep[e.Name()] {
+				slog.Info("recovery: removing a network namespace no running container holds", "netns", e.Name())
+				if err := netns.Remove(filepath.Join(d.netnsDir(), e.Name())); err != nil {
+					slog.Error("recovery: remove a network namespace", "err", err)
+				}
+			}
+		}
 	}
 }
 
@@ -149,7 +380,7 @@ func (d *Daemon) networkDonor(c *container.Container) (donorState, error) {
 // mode (400), and the published ports it cannot read.
 func validateNetworkMode(cfg *containertypes.Config, hc *containertypes.HostConfig) error {
 	switch mode := hc.NetworkMode; {
-	case isBridgeMode(mode), mode == "none", mode == "host":
+	case isBridgeMode(mode), mode == "none", mode == "host", isUserMode(mode):
 	case mode.IsContainer():
 		if mode.ConnectedContainer() == "" {
 			return errdefs.InvalidParameter(fmt.Errorf("invalid network mode %q: no container named", mode))
@@ -169,13 +400,89 @@ func validateNetworkMode(cfg *containertypes.Config, hc *containertypes.HostConf
 		if len(hc.DNS) > 0 {
 			return errdefs.InvalidParameter(fmt.Errorf("conflicting options: dns and the network mode"))
 		}
-	default:
-		return errdefs.NotFound(fmt.Errorf("network %s not found", mode))
 	}
 	if _, err := portmap.Requests(hc.PortBindings, nil, false); err != nil {
 		return err
 	}
 	return nil
+}
+
+// validateNetworking refuses at create a network mode or endpoint that
+// cannot be: an unknown network (404), an address asked for on the
+// default bridge or outside the network's subnet (400).
+func (d *Daemon) validateNetworking(cfg *containertypes.Config, hc *containertypes.HostConfig, nc *network.NetworkingConfig) error {
+	if err := validateNetworkMode(cfg, hc); err != nil {
+		return err
+	}
+	mode := hc.NetworkMode
+	if isUserMode(mode) {
+		if _, err := d.userNetwork(string(mode)); err != nil {
+			return err
+		}
+	}
+	if nc == nil {
+		return nil
+	}
+	for name, es := range nc.EndpointsConfig {
+		if es == nil {
+			continue
+		}
+		if (mode == "host" || mode == "none" || mode.IsContainer()) && name != string(mode) {
+			return errdefs.InvalidParameter(fmt.Errorf("container cannot be connected to network endpoints: %s, %s", mode, name))
+		}
+		if mode == "host" || mode == "none" || mode.IsContainer() {
+			continue
+		}
+		if isBridgeMode(containertypes.NetworkMode(name)) && d.bridge == nil {
+			// --bridge none: the default network is lo only, as the
+			// network mode says (clients name it in EndpointsConfig too).
+			continue
+		}
+		n, err := d.resolveNet(name)
+		if err != nil {
+			return err
+		}
+		if es.IPAMConfig != nil && (es.IPAMConfig.IPv4Address != "" || es.IPAMConfig.IPv6Address != "") {
+			if n.id == "" {
+				return errdefs.InvalidParameter(fmt.Errorf("user specified IP address is supported on user defined networks only"))
+			}
+			if es.IPAMConfig.IPv6Address != "" {
+				return errdefs.NotImplemented(fmt.Errorf("IPv6 addresses are not implemented by this engine yet"))
+			}
+			ip, err := netip.ParseAddr(es.IPAMConfig.IPv4Address)
+			if err != nil || !ip.Is4() {
+				return errdefs.InvalidParameter(fmt.Errorf("invalid IPv4 address: %s", es.IPAMConfig.IPv4Address))
+			}
+			if !n.br.Subnet().Contains(ip) {
+				return errdefs.InvalidParameter(fmt.Errorf("no configured subnet or ip-range contain the IP address %s", ip))
+			}
+		}
+		if len(es.Aliases) > 0 && n.id == "" {
+			return errdefs.InvalidParameter(fmt.Errorf("network-scoped alias is supported only for containers in user defined networks"))
+		}
+		if es.MacAddress != "" {
+			if _, err := net.ParseMAC(es.MacAddress); err != nil {
+				return errdefs.InvalidParameter(fmt.Errorf("invalid MAC address: %s", es.MacAddress))
+			}
+		}
+	}
+	return nil
+}
+
+// endpointsConfig is the copy of create's EndpointsConfig a container's
+// record keeps.
+func endpointsConfig(nc *network.NetworkingConfig) map[string]*network.EndpointSettings {
+	if nc == nil || len(nc.EndpointsConfig) == 0 {
+		return nil
+	}
+	out := map[string]*network.EndpointSettings{}
+	for name, es := range nc.EndpointsConfig {
+		if es == nil {
+			es = &network.EndpointSettings{}
+		}
+		out[name] = es.Copy()
+	}
+	return out
 }
 
 // donorNetworkFiles copies the network files of the container whose

@@ -5,20 +5,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/sdengine/engine/libnetwork/bridge"
 	"strings"
 
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
-// The networks this engine has are Docker's predefined ones: "bridge" (the
-// default bridge, unless --bridge none), "host" (the host's network
-// namespace) and "none" (a namespace with only lo). No network can be
-// created yet, so the list is fixed.
+// Docker's predefined networks: "bridge" (the default bridge, unless
+// --bridge none), "host" (the host's network namespace) and "none" (a
+// namespace with only lo); the user-defined ones are usernet.go's.
 var builtinNetworks = []struct{ name, driver string }{
 	{"host", "host"},
 	{"none", "null"},
@@ -56,25 +55,39 @@ func (d *Daemon) NetworkList(ctx context.Context, f filters.Args) ([]network.Sum
 			return nil, errdefs.InvalidParameter(fmt.Errorf(`invalid value for filter 'dangling', must be "true" (or "1"), or "false" (or "0")`))
 		}
 	}
-	builtin := true
+	builtin, custom := true, true
 	if f.Contains("type") {
-		builtin = false
+		builtin, custom = false, false
 		for _, t := range f.Get("type") {
 			switch t {
 			case "builtin":
 				builtin = true
 			case "custom":
+				custom = true
 			default:
 				return nil, errdefs.InvalidParameter(fmt.Errorf("invalid filter: 'type'='%s'", t))
 			}
 		}
 	}
 	out := []network.Summary{}
-	if dangling || !builtin {
-		return out, nil
+	var all []network.Summary
+	if builtin && !dangling {
+		for _, n := range d.networks() {
+			all = append(all, d.builtinNetwork(n.name, n.driver))
+		}
 	}
-	for _, n := range d.networks() {
-		nw := d.builtinNetwork(n.name, n.driver)
+	if custom {
+		for _, n := range d.userNetworks() {
+			nw := d.inspectUserNetwork(n)
+			if dangling && len(nw.Containers) > 0 {
+				continue
+			}
+			// Docker's list leaves the containers out.
+			nw.Containers = map[string]network.EndpointResource{}
+			all = append(all, nw)
+		}
+	}
+	for _, nw := range all {
 		switch {
 		case f.Contains("driver") && !f.ExactMatch("driver", nw.Driver),
 			f.Contains("name") && !f.Match("name", nw.Name),
@@ -101,10 +114,14 @@ func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspec
 			c.Lock()
 			switch {
 			case c.State.Status != container.StatusRunning:
-			case c.Network != nil && n.name == bridge.NetworkName:
-				nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/"),
-					EndpointID: c.Network.EndpointID, MacAddress: c.Network.MacAddress,
-					IPv4Address: fmt.Sprintf("%s/%d", c.Network.IPAddress, c.Network.PrefixLen), IPv6Address: ""}
+			case n.name == bridge.NetworkName:
+				for _, ep := range containerEndpoints(c) {
+					if ep.NetworkID == "" {
+						nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/"),
+							EndpointID: ep.EndpointID, MacAddress: ep.MacAddress,
+							IPv4Address: fmt.Sprintf("%s/%d", ep.IPAddress, ep.PrefixLen), IPv6Address: ""}
+					}
+				}
 			case string(c.HostConfig.NetworkMode) == n.name:
 				nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/")}
 			}
@@ -112,7 +129,11 @@ func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspec
 		}
 		return nw, nil
 	}
-	return network.Inspect{}, errdefs.NotFound(fmt.Errorf("network %s not found", ref))
+	n, err := d.userNetwork(ref)
+	if err != nil {
+		return network.Inspect{}, err
+	}
+	return d.inspectUserNetwork(n), nil
 }
 
 // networks are the predefined networks: the bridge first when there is one.

@@ -91,3 +91,21 @@ func TestNetworkInspect(t *testing.T) {
 		t.Errorf("container inspect NetworkID %q, want %q", got, networkID("host"))
 	}
 }
+
+// TestValidateNetworkingNoBridge: with --bridge none, the default network
+// named in EndpointsConfig (as the stock CLI sends it) is no error; an
+// unknown network is a 404.
+func TestValidateNetworkingNoBridge(t *testing.T) {
+	d := daemonWithOther(t)
+	cfg := &containertypes.Config{}
+	for _, mode := range []string{"default", "bridge"} {
+		nc := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{mode: {}}}
+		if err := d.validateNetworking(cfg, &containertypes.HostConfig{NetworkMode: containertypes.NetworkMode(mode)}, nc); err != nil {
+			t.Errorf("%s: %v", mode, err)
+		}
+	}
+	err := d.validateNetworking(cfg, &containertypes.HostConfig{NetworkMode: "nosuch"}, nil)
+	if !errdefs.IsNotFound(err) {
+		t.Errorf("unknown network: %v", err)
+	}
+}

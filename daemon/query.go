@@ -238,20 +238,46 @@ func bindMountPoints(binds []string) []containertypes.MountPoint {
 func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.NetworkSettings {
 	nets := map[string]*network.EndpointSettings{}
 	ns := &containertypes.NetworkSettings{Networks: nets}
-	switch mode := c.HostConfig.NetworkMode; {
-	case mode == "host", mode == "none":
+	mode := c.HostConfig.NetworkMode
+	if mode == "host" || mode == "none" {
 		nets[string(mode)] = &network.EndpointSettings{NetworkID: networkID(string(mode))}
-	case isBridgeMode(mode) && d.bridge != nil:
+		return ns
+	}
+	if mode.IsContainer() {
+		return ns
+	}
+	ns.Ports = portmap.PortMap(nil, c.Config.ExposedPorts)
+	// What was asked for, then what is attached (while it runs).
+	wanted, _ := d.wantedNetworks(c)
+	for _, n := range wanted {
 		es := &network.EndpointSettings{NetworkID: networkID(bridge.NetworkName)}
-		nets[bridge.NetworkName] = es
-		ns.Ports = portmap.PortMap(nil, c.Config.ExposedPorts)
-		if ep := c.Network; ep != nil {
-			es.EndpointID, es.Gateway, es.IPAddress, es.IPPrefixLen, es.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+		if n.id != "" {
+			es.NetworkID = n.id
+		}
+		if n.es != nil {
+			es.Aliases, es.IPAMConfig, es.DriverOpts, es.Links = n.es.Aliases, n.es.IPAMConfig, n.es.DriverOpts, n.es.Links
+			es.MacAddress = n.es.MacAddress
+		}
+		if n.id != "" {
+			es.DNSNames = append([]string{strings.TrimPrefix(c.Name, "/"), c.ID[:12]}, es.Aliases...)
+		}
+		nets[n.name] = es
+	}
+	for _, ep := range containerEndpoints(c) {
+		es := nets[ep.Network]
+		if es == nil {
+			es = &network.EndpointSettings{NetworkID: ep.NetworkID}
+			nets[ep.Network] = es
+		}
+		es.EndpointID, es.Gateway, es.IPAddress, es.IPPrefixLen, es.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+	}
+	if ep := c.Network; ep != nil {
+		ns.SandboxKey = ep.SandboxKey
+		ns.SandboxID = ep.EndpointID
+		ns.Ports = portmap.PortMap(ep.Ports, c.Config.ExposedPorts)
+		if ep.NetworkID == "" && ep.Network != "" {
 			//lint:ignore SA1019 Docker v28 still shows them (docker inspect -f '{{.NetworkSettings.IPAddress}}')
 			ns.EndpointID, ns.Gateway, ns.IPAddress, ns.IPPrefixLen, ns.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
-			ns.SandboxKey = ep.SandboxKey
-			ns.SandboxID = ep.EndpointID
-			ns.Ports = portmap.PortMap(ep.Ports, c.Config.ExposedPorts)
 		}
 	}
 	return ns

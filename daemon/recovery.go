@@ -151,11 +151,7 @@ func (d *Daemon) recover(ctx context.Context) {
 
 	// The bridge: rules from the containers that kept running; leases,
 	// veths and namespaces of any other are released.
-	if d.bridge != nil {
-		if err := d.bridge.Reconcile(); err != nil {
-			slog.Error("recovery: reconciling the bridge network", "err", err)
-		}
-	}
+	d.reconcileNetworks()
 
 	// Writable layers of containers without a record.
 	for _, id := range d.images.RWLayerIDs() {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,7 @@ import (
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/oci"
-	"github.com/sdengine/engine/libnetwork/bridge"
+	"github.com/sdengine/engine/libnetwork/resolver"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/systemd"
 )
@@ -139,7 +140,7 @@ func ensureDir(rootfs, dir string) error {
 // (hostname, hosts, resolv.conf), then the user's binds and tmpfs.
 func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount, error) {
 	if !c.HostConfig.NetworkMode.IsContainer() {
-		if err := writeNetworkFiles(c, hostname); err != nil {
+		if err := d.writeNetworkFiles(c, hostname); err != nil {
 			return nil, err
 		}
 	}
@@ -252,35 +253,45 @@ func bindDataRoot(m *specs.Mount, root string) error {
 }
 
 // writeNetworkFiles writes /etc/hostname, /etc/hosts and /etc/resolv.conf
-// for the container: on the bridge, its address names it and the host's
-// resolvers without loopback ones are its own (bridge.HostResolvConf);
-// the host network mode shares the host's files' content.
-func writeNetworkFiles(c *container.Container, hostname string) error {
+// for the container: on a network, its address names it (with
+// --domainname, its FQDN first), --add-host adds lines (host-gateway: the
+// gateway of the default bridge, else of its first network); resolv.conf
+// (resolvConf) names the embedded DNS server on a user-defined network,
+// otherwise the host's resolvers; the host network mode shares the host's
+// files' content.
+func (d *Daemon) writeNetworkFiles(c *container.Container, hostname string) error {
 	hosts := "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n"
-	if c.HostConfig.NetworkMode == "host" {
+	names := hostname
+	if dn := c.Config.Domainname; dn != "" {
+		names = hostname + "." + dn + " " + hostname
+	}
+	switch {
+	case c.HostConfig.NetworkMode == "host":
 		if b, err := os.ReadFile("/etc/hosts"); err == nil {
 			hosts = string(b)
 		}
-	} else if c.Network != nil {
-		hosts += c.Network.IPAddress + "\t" + hostname + "\n"
-	} else {
-		hosts += "127.0.1.1\t" + hostname + "\n"
+	case c.Network != nil && c.Network.IPAddress != "":
+		hosts += c.Network.IPAddress + "\t" + names + "\n"
+	default:
+		hosts += "127.0.1.1\t" + names + "\n"
 	}
 	for _, h := range c.HostConfig.ExtraHosts {
 		name, ip, ok := strings.Cut(h, ":")
 		if !ok {
+			name, ip, ok = strings.Cut(h, "=")
+		}
+		if !ok {
 			return errdefs.InvalidParameter(fmt.Errorf("invalid extra host %q", h))
+		}
+		if ip == "host-gateway" {
+			ip = d.hostGateway(c)
+			if ip == "" {
+				return errdefs.InvalidParameter(fmt.Errorf("unable to derive the IP value for host-gateway"))
+			}
 		}
 		hosts += ip + "\t" + name + "\n"
 	}
-	resolv, err := os.ReadFile("/etc/resolv.conf")
-	if err != nil {
-		resolv = nil
-	}
-	rc := string(resolv)
-	if c.Network != nil {
-		rc = bridge.HostResolvConf(rc)
-	}
+	rc := d.resolvConf(c)
 	files := map[string]string{"hostname": hostname + "\n", "hosts": hosts, "resolv.conf": rc}
 	for name, content := range files {
 		if err := os.WriteFile(c.File(name), []byte(content), 0o644); err != nil {
@@ -288,6 +299,92 @@ func writeNetworkFiles(c *container.Container, hostname string) error {
 		}
 	}
 	return nil
+}
+
+// hostGateway is --add-host's host-gateway: the default bridge's gateway
+// (as Docker), else the gateway of the container's first network.
+func (d *Daemon) hostGateway(c *container.Container) string {
+	if d.bridge != nil {
+		return d.bridge.Gateway().String()
+	}
+	if c.Network != nil && c.Network.Gateway != "" {
+		return c.Network.Gateway
+	}
+	return ""
+}
+
+// resolvConf is the container's resolv.conf: the host's (without its
+// loopback resolvers when the container has a namespace of its own, which
+// cannot reach them), with --dns, --dns-search and --dns-option replacing
+// its nameservers, search domains and options; on a user-defined network
+// the nameserver is the embedded DNS server, which forwards to them.
+func (d *Daemon) resolvConf(c *container.Container) string {
+	host := d.hostResolvConf()
+	hc := c.HostConfig
+	var ns, search, opts, other []string
+	for _, line := range strings.Split(host, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "nameserver":
+			ns = append(ns, f[1])
+		case len(f) >= 2 && (f[0] == "search" || f[0] == "domain"):
+			search = f[1:]
+		case len(f) >= 2 && f[0] == "options":
+			opts = append(opts, f[1:]...)
+		case len(f) > 0:
+			other = append(other, line)
+		}
+	}
+	if len(hc.DNS) > 0 {
+		ns = hc.DNS
+	}
+	if len(hc.DNSSearch) > 0 {
+		search = hc.DNSSearch
+		if len(search) == 1 && search[0] == "." {
+			search = nil
+		}
+	}
+	if len(hc.DNSOptions) > 0 {
+		opts = hc.DNSOptions
+	}
+	var b strings.Builder
+	for _, l := range other {
+		b.WriteString(l + "\n")
+	}
+	embedded := d.usesEmbeddedDNS(c)
+	switch {
+	case embedded:
+		b.WriteString("nameserver " + resolver.Address + "\n")
+	case c.HostConfig.NetworkMode == "host":
+		for _, n := range ns {
+			b.WriteString("nameserver " + n + "\n")
+		}
+	default:
+		var kept []string
+		for _, n := range ns {
+			if ip, err := netip.ParseAddr(strings.Split(n, "%")[0]); err == nil && ip.IsLoopback() && len(hc.DNS) == 0 {
+				continue
+			}
+			kept = append(kept, n)
+		}
+		if len(kept) == 0 && len(hc.DNS) == 0 && c.Network != nil {
+			kept = []string{"8.8.8.8", "8.8.4.4"}
+		}
+		for _, n := range kept {
+			b.WriteString("nameserver " + n + "\n")
+		}
+	}
+	if len(search) > 0 {
+		b.WriteString("search " + strings.Join(search, " ") + "\n")
+	}
+	if len(opts) > 0 {
+		b.WriteString("options " + strings.Join(opts, " ") + "\n")
+	}
+	if embedded {
+		// As Docker's: where the embedded server forwards.
+		b.WriteString("\n# Based on host file: '/etc/resolv.conf' (internal resolver)\n# ExtServers: [" + strings.Join(ns, " ") + "]\n")
+	}
+	return b.String()
 }
 
 // recursiveReadOnly reports whether the kernel has mount_setattr(2), which

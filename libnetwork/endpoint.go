@@ -8,12 +8,19 @@ package libnetwork
 
 // Endpoint is a container's attachment to a bridge network.
 type Endpoint struct {
-	Network    string `json:"network"`
-	EndpointID string `json:"endpoint_id"`
-	IPAddress  string `json:"ip"`
-	PrefixLen  int    `json:"prefix_len"`
-	Gateway    string `json:"gateway"`
-	MacAddress string `json:"mac"`
+	Network string `json:"network"`
+	// NetworkID is the user-defined network's ID ("" on the default bridge).
+	NetworkID string `json:"network_id,omitempty"`
+	// IfName is the interface in the container (eth0, eth1, ...).
+	IfName string `json:"ifname,omitempty"`
+	// Aliases are the names the container answers to on this network
+	// (--network-alias, connect --alias), besides its name and short ID.
+	Aliases    []string `json:"aliases,omitempty"`
+	EndpointID string   `json:"endpoint_id"`
+	IPAddress  string   `json:"ip"`
+	PrefixLen  int      `json:"prefix_len"`
+	Gateway    string   `json:"gateway"`
+	MacAddress string   `json:"mac"`
 	// HostVeth is the host's end of the container's veth pair.
 	HostVeth string `json:"host_veth"`
 	// SandboxKey is the network namespace's bind mount on the exec root.

@@ -221,7 +221,6 @@ var unimplemented = []string{
 	"POST /containers/{name:.*}/rename",
 	"POST /containers/{name:.*}/copy",
 	"POST /containers/prune",
-	"POST /networks/prune",
 	"GET /volumes",
 	"POST /volumes/prune",
 	"DELETE /volumes/{name:.*}",

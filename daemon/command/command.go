@@ -97,6 +97,8 @@ func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
 	f.IntVar(&flagCfg.MTU, "mtu", 0, "Set the MTU of the default bridge's containers")
 	f.BoolVar(flagCfg.IPForward, "ip-forward", true, "Enable net.ipv4.ip_forward")
 	f.BoolVar(flagCfg.IPTables, "iptables", true, "Enable the daemon's NAT rules (an nftables table of its own)")
+	f.StringVar(&flagCfg.HostResolvConf, "host-resolv-conf", "", "The host's resolv.conf (tests)")
+	_ = f.MarkHidden("host-resolv-conf")
 	f.BoolVar(flagCfg.TLS, "tls", false, "Use TLS; implied by --tlsverify")
 	f.BoolVar(flagCfg.TLSVerify, "tlsverify", false, "Use TLS and verify the remote")
 	f.StringVar(&flagCfg.TLSCACert, "tlscacert", flagCfg.TLSCACert, "Trust certs signed only by this CA")
@@ -136,6 +138,7 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"mtu", "mtu", cfg.MTU != 0, func() { cfg.MTU = flags.MTU }},
 		{"ip-forward", "ip-forward", cfg.IPForward != nil, func() { cfg.IPForward = flags.IPForward }},
 		{"iptables", "iptables", cfg.IPTables != nil, func() { cfg.IPTables = flags.IPTables }},
+		{"host-resolv-conf", "-", false, func() { cfg.HostResolvConf = flags.HostResolvConf }},
 		{"tls", "tls", cfg.TLS != nil, func() { cfg.TLS = flags.TLS }},
 		{"tlsverify", "tlsverify", cfg.TLSVerify != nil, func() { cfg.TLSVerify = flags.TLSVerify }},
 		{"tlscacert", "tlscacert", cfg.TLSCACert != def.TLSCACert, func() { cfg.TLSCACert = flags.TLSCACert }},

@@ -52,6 +52,10 @@ type Config struct {
 	MTU       int    `json:"mtu,omitempty"`
 	IPForward *bool  `json:"ip-forward,omitempty"`
 	IPTables  *bool  `json:"iptables,omitempty"`
+	// HostResolvConf is the resolv.conf read as the host's (the embedded
+	// DNS server's upstreams, the default bridge's resolvers): a hidden
+	// flag for tests, whose upstream is a server of their own.
+	HostResolvConf string `json:"-"`
 
 	// TLS of the API's TCP sockets (docs/tls.md). Pointers: an explicit
 	// false differs from unset (tls=false is the opt-in to plain HTTP on

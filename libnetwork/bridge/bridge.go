@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -45,6 +46,16 @@ type Config struct {
 	IPTables  bool   // write the NAT table
 	StateDir  string // on the data root: the leases
 	NetnsDir  string // on the exec root: the containers' namespaces
+	// NetworkName names the network in the endpoints ("bridge" if empty);
+	// NetworkID is set for a user-defined network, whose veths are named
+	// from it and the container's ID (the default bridge's from the
+	// container's ID alone, as before).
+	NetworkName string
+	NetworkID   string
+	// Internal networks have no outgoing NAT, no default route and no
+	// forwarding to or from other interfaces (docker network create
+	// --internal).
+	Internal bool
 }
 
 // Bridge is the default bridge, set up.
@@ -71,6 +82,9 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	if cfg.BIP == "" {
 		cfg.BIP = DefaultBIP
+	}
+	if cfg.NetworkName == "" {
+		cfg.NetworkName = NetworkName
 	}
 	bip, err := netip.ParsePrefix(cfg.BIP)
 	if err != nil || !bip.Addr().Is4() {
@@ -157,19 +171,58 @@ func (b *Bridge) writeTable() error {
 	for _, a := range b.ports {
 		ports[a.ip] = append(ports[a.ip], a.ports...)
 	}
-	return writeTable(b.cfg.Name, b.subnet, true, ports)
+	return writeTable(b.cfg.Name, b.subnet, !b.cfg.Internal, b.cfg.Internal, ports)
 }
 
-// vethName is the host's end of a container's pair, from its ID, so that
-// a restarted daemon knows whose a veth is.
-func vethName(id string) string { return "veth" + id[:11] }
+// vethName is the host's end of a container's pair, from its ID (and the
+// network's, on a user-defined network), so that a restarted daemon knows
+// whose a veth is.
+func (b *Bridge) vethName(id string) string {
+	if b.cfg.NetworkID == "" {
+		return "veth" + id[:11]
+	}
+	sum := sha256.Sum256([]byte(b.cfg.NetworkID + " " + id))
+	return "veth" + hex.EncodeToString(sum[:])[:11]
+}
 
-// Attach gives container id (whose namespace is made at NetnsPath) an
-// address, its eth0 and the published ports it asks for. On an error,
-// nothing of it is left.
-func (b *Bridge) Attach(id, hostname string, reqs []portmap.Request) (ep *libnetwork.Endpoint, retErr error) {
+// Internal reports whether the network is --internal.
+func (b *Bridge) Internal() bool { return b.cfg.Internal }
+
+// AttachOptions say how a container joins the network.
+type AttachOptions struct {
+	// NetnsPath is the container's network namespace, made by the caller.
+	NetnsPath string
+	// IfName is the interface's name in it (eth0, eth1, ...).
+	IfName string
+	// IP is the address asked for (--ip); the next free one if invalid.
+	IP netip.Addr
+	// MAC is the address asked for (--mac-address); Docker's from the IP
+	// if empty.
+	MAC string
+	// DefaultRoute: the container's default route goes through this
+	// network's gateway (its first network; never on an internal one).
+	DefaultRoute bool
+	Ports        []portmap.Request
+	Aliases      []string
+}
+
+// Attach gives container id an address on the network, its interface in
+// the namespace at o.NetnsPath and the published ports it asks for. On an
+// error, nothing of it is left.
+func (b *Bridge) Attach(id string, o AttachOptions) (ep *libnetwork.Endpoint, retErr error) {
+	var mac net.HardwareAddr
+	if o.MAC != "" {
+		m, err := net.ParseMAC(o.MAC)
+		if err != nil || len(m) != 6 {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid MAC address: %s", o.MAC))
+		}
+		mac = m
+	}
+	if o.IfName == "" {
+		o.IfName = "eth0"
+	}
 	// Ports first: a port already taken fails before anything is made.
-	bindings, hold, err := portmap.Reserve(reqs)
+	bindings, hold, err := portmap.Reserve(o.Ports)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +231,7 @@ func (b *Bridge) Attach(id, hostname string, reqs []portmap.Request) (ep *libnet
 			hold.Close()
 		}
 	}()
-	ip, err := b.ipam.Allocate(id, netip.Addr{})
+	ip, err := b.ipam.Allocate(id, o.IP)
 	if err != nil {
 		return nil, err
 	}
@@ -189,33 +242,31 @@ func (b *Bridge) Attach(id, hostname string, reqs []portmap.Request) (ep *libnet
 			}
 		}
 	}()
-	nsPath := b.NetnsPath(id)
-	_ = netns.Remove(nsPath) // one a crash left
-	if err := netns.Create(nsPath); err != nil {
-		return nil, err
-	}
+	nsPath := o.NetnsPath
 	defer func() {
 		if retErr != nil {
-			if l, err := netlink.LinkByName(vethName(id)); err == nil {
+			if l, err := netlink.LinkByName(b.vethName(id)); err == nil {
 				_ = netlink.LinkDel(l)
-			}
-			if err := netns.Remove(nsPath); err != nil {
-				slog.Error("remove netns after a failed attach", "id", id, "err", err)
 			}
 		}
 	}()
-	mac := macFor(ip)
-	if err := b.plumb(id, nsPath, ip, mac); err != nil {
+	if mac == nil {
+		mac = macFor(ip)
+	}
+	if err := b.plumb(id, nsPath, o.IfName, ip, mac, o.DefaultRoute && !b.cfg.Internal); err != nil {
 		return nil, err
 	}
 	ep = &libnetwork.Endpoint{
-		Network:    NetworkName,
-		EndpointID: endpointID(id),
+		Network:    b.cfg.NetworkName,
+		NetworkID:  b.cfg.NetworkID,
+		IfName:     o.IfName,
+		Aliases:    o.Aliases,
+		EndpointID: endpointID(b.cfg.NetworkID + id),
 		IPAddress:  ip.String(),
 		PrefixLen:  b.subnet.Bits(),
 		Gateway:    b.gw.String(),
 		MacAddress: mac.String(),
-		HostVeth:   vethName(id),
+		HostVeth:   b.vethName(id),
 		SandboxKey: nsPath,
 		Ports:      bindings,
 	}
@@ -234,16 +285,16 @@ func (b *Bridge) Attach(id, hostname string, reqs []portmap.Request) (ep *libnet
 
 // plumb makes the veth pair, moves its inner end into the namespace as
 // eth0 with the address and the default route, and sets lo up there.
-func (b *Bridge) plumb(id, nsPath string, ip netip.Addr, mac net.HardwareAddr) error {
+func (b *Bridge) plumb(id, nsPath, ifName string, ip netip.Addr, mac net.HardwareAddr, defaultRoute bool) error {
 	br, err := netlink.LinkByName(b.cfg.Name)
 	if err != nil {
 		return fmt.Errorf("bridge %s: %w", b.cfg.Name, err)
 	}
 	attrs := netlink.NewLinkAttrs()
-	attrs.Name = vethName(id)
+	attrs.Name = b.vethName(id)
 	attrs.MasterIndex = br.Attrs().Index
 	attrs.MTU = br.Attrs().MTU
-	peer := "vtmp" + id[:11]
+	peer := "vtmp" + strings.TrimPrefix(attrs.Name, "veth")
 	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: peer}); err != nil {
 		return fmt.Errorf("create veth %s: %w", attrs.Name, err)
 	}
@@ -273,33 +324,35 @@ func (b *Bridge) plumb(id, nsPath string, ip netip.Addr, mac net.HardwareAddr) e
 	if err != nil {
 		return fmt.Errorf("veth peer in netns: %w", err)
 	}
-	if err := h.LinkSetName(eth, "eth0"); err != nil {
-		return fmt.Errorf("rename %s to eth0: %w", peer, err)
+	if err := h.LinkSetName(eth, ifName); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", peer, ifName, err)
 	}
 	if err := h.LinkSetHardwareAddr(eth, mac); err != nil {
-		return fmt.Errorf("eth0 MAC address: %w", err)
+		return fmt.Errorf("%s MAC address: %w", ifName, err)
 	}
 	if err := h.AddrAdd(eth, &netlink.Addr{IPNet: ipam.ToNet(ip, b.subnet.Bits())}); err != nil {
-		return fmt.Errorf("eth0 address %s: %w", ip, err)
+		return fmt.Errorf("%s address %s: %w", ifName, ip, err)
 	}
 	if err := h.LinkSetUp(eth); err != nil {
-		return fmt.Errorf("set eth0 up: %w", err)
+		return fmt.Errorf("set %s up: %w", ifName, err)
 	}
-	gw := net.IP(b.gw.AsSlice())
-	if err := h.RouteAdd(&netlink.Route{LinkIndex: eth.Attrs().Index, Gw: gw}); err != nil {
-		return fmt.Errorf("default route via %s: %w", gw, err)
+	if defaultRoute {
+		gw := net.IP(b.gw.AsSlice())
+		if err := h.RouteAdd(&netlink.Route{LinkIndex: eth.Attrs().Index, Gw: gw}); err != nil {
+			return fmt.Errorf("default route via %s: %w", gw, err)
+		}
 	}
-	host, err := netlink.LinkByName(vethName(id))
+	host, err := netlink.LinkByName(b.vethName(id))
 	if err != nil {
-		return fmt.Errorf("veth %s: %w", vethName(id), err)
+		return fmt.Errorf("veth %s: %w", b.vethName(id), err)
 	}
 	// Hairpin: a container reaching its own published port through the
 	// host comes back by the port it left.
 	if err := netlink.LinkSetHairpin(host, true); err != nil {
-		return fmt.Errorf("hairpin on %s: %w", vethName(id), err)
+		return fmt.Errorf("hairpin on %s: %w", b.vethName(id), err)
 	}
 	if err := netlink.LinkSetUp(host); err != nil {
-		return fmt.Errorf("set %s up: %w", vethName(id), err)
+		return fmt.Errorf("set %s up: %w", b.vethName(id), err)
 	}
 	return nil
 }
@@ -316,8 +369,9 @@ func endpointID(id string) string {
 }
 
 // Detach releases what Attach gave container id: its ports and rules, its
-// veth, its namespace and its address. Each step is done even if another
-// failed, and repeating it is harmless.
+// veth (and with it the interface in the container) and its address. Each
+// step is done even if another failed, and repeating it is harmless. The
+// namespace is the caller's.
 func (b *Bridge) Detach(id string) error {
 	var errs []error
 	b.mu.Lock()
@@ -328,12 +382,12 @@ func (b *Bridge) Detach(id string) error {
 	}
 	b.mu.Unlock()
 	a.hold.Close()
-	if l, err := netlink.LinkByName(vethName(id)); err == nil {
+	if l, err := netlink.LinkByName(b.vethName(id)); err == nil {
 		if err := netlink.LinkDel(l); err != nil {
-			errs = append(errs, fmt.Errorf("delete %s: %w", vethName(id), err))
+			errs = append(errs, fmt.Errorf("delete %s: %w", b.vethName(id), err))
 		}
 	}
-	errs = append(errs, netns.Remove(b.NetnsPath(id)), b.ipam.Release(id))
+	errs = append(errs, b.ipam.Release(id))
 	return errors.Join(errs...)
 }
 
@@ -362,7 +416,8 @@ func (b *Bridge) Restore(id string, ep *libnetwork.Endpoint) error {
 
 // Reconcile runs at start, once every running container is Restored: it
 // writes the table from them (dropping the rules of containers gone), and
-// releases leases, veths and namespaces nobody running holds.
+// releases leases and veths nobody running holds (namespaces are the
+// daemon's).
 func (b *Bridge) Reconcile() error {
 	b.mu.Lock()
 	keep := map[string]bool{}
@@ -381,8 +436,7 @@ func (b *Bridge) Reconcile() error {
 	}
 	short := map[string]bool{}
 	for id := range keep {
-		short[id[:12]] = true
-		short[vethName(id)] = true
+		short[b.vethName(id)] = true
 	}
 	if links, err := netlink.LinkList(); err == nil {
 		br, _ := netlink.LinkByName(b.cfg.Name)
@@ -395,19 +449,33 @@ func (b *Bridge) Reconcile() error {
 			errs = append(errs, netlink.LinkDel(l))
 		}
 	}
-	if ents, err := os.ReadDir(b.cfg.NetnsDir); err == nil {
-		for _, e := range ents {
-			if !short[e.Name()] {
-				slog.Info("recovery: removing a network namespace no running container holds", "netns", e.Name())
-				errs = append(errs, netns.Remove(filepath.Join(b.cfg.NetnsDir, e.Name())))
-			}
-		}
-	}
 	return errors.Join(errs...)
 }
 
+// Attached lists the containers attached (or restored), sorted.
+func (b *Bridge) Attached() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, 0, len(b.ports))
+	for id := range b.ports {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Destroy removes a user-defined network for good (docker network rm):
+// the bridge, its table and its leases.
+func (b *Bridge) Destroy() error {
+	err := b.Close(true)
+	if rerr := os.Remove(filepath.Join(b.cfg.StateDir, b.cfg.Name+"-leases.json")); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
+	return err
+}
+
 // Close ends the bridge at the daemon's stop: with remove (no container is
-// left running), the table, the bridge and the namespaces' directory go;
+// left running), the table and the bridge go;
 // otherwise the ports are only let go of by this process, the rules stay
 // for the containers that keep running.
 func (b *Bridge) Close(remove bool) error {
@@ -425,9 +493,6 @@ func (b *Bridge) Close(remove bool) error {
 	}
 	if l, err := netlink.LinkByName(b.cfg.Name); err == nil {
 		errs = append(errs, netlink.LinkDel(l))
-	}
-	if err := os.Remove(b.cfg.NetnsDir); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -96,7 +96,10 @@ func TestAttachPublishDetach(t *testing.T) {
 	}
 	id := strings.Repeat("ab", 32)
 	reqs := []portmap.Request{{Proto: "tcp", HostIP: netip.MustParseAddr("127.0.0.1"), HostPortStart: 18080, HostPortEnd: 18080, ContainerPort: 80}}
-	ep, err := b.Attach(id, "h", reqs)
+	if err := netns.Create(b.NetnsPath(id)); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := b.Attach(id, AttachOptions{NetnsPath: b.NetnsPath(id), DefaultRoute: true, Ports: reqs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,11 +109,8 @@ func TestAttachPublishDetach(t *testing.T) {
 	// The same host port for another container is a conflict, and
 	// nothing of that attach is left.
 	other := strings.Repeat("cd", 32)
-	if _, err := b.Attach(other, "h", reqs); !errdefs.IsConflict(err) {
+	if _, err := b.Attach(other, AttachOptions{NetnsPath: b.NetnsPath(other), Ports: reqs}); !errdefs.IsConflict(err) {
 		t.Fatalf("second publish of 18080: %v", err)
-	}
-	if _, err := os.Stat(b.NetnsPath(other)); !os.IsNotExist(err) {
-		t.Errorf("netns left by the failed attach: %v", err)
 	}
 	if len(b.ipam.Owners()) != 1 {
 		t.Errorf("lease left by the failed attach: %v", b.ipam.Owners())
@@ -164,8 +164,8 @@ func TestAttachPublishDetach(t *testing.T) {
 	if err := b2.Detach(id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(ep.SandboxKey); !os.IsNotExist(err) {
-		t.Errorf("netns left: %v", err)
+	if err := netns.Remove(ep.SandboxKey); err != nil {
+		t.Fatal(err)
 	}
 	if err := b2.Close(true); err != nil {
 		t.Fatal(err)

@@ -77,7 +77,9 @@ func cat(parts ...[]expr.Any) []expr.Any {
 
 // writeTable replaces the bridge's table with one for its subnet and the
 // given published ports (container address → bindings).
-func writeTable(bridge string, subnet netip.Prefix, masquerade bool, ports map[netip.Addr][]libnetwork.PortBinding) error {
+// An internal network gets a filter chain in the forward hook dropping
+// what would be routed into or out of the bridge.
+func writeTable(bridge string, subnet netip.Prefix, masquerade, internal bool, ports map[netip.Addr][]libnetwork.PortBinding) error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
@@ -96,6 +98,16 @@ func writeTable(bridge string, subnet netip.Prefix, masquerade bool, ports map[n
 		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityNATDest})
 	pc := c.AddChain(&nftables.Chain{Name: "ports", Table: t})
 
+	if internal {
+		fwd := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
+			Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter})
+		drop := []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}}
+		iif := func(op expr.CmpOp) []expr.Any {
+			return []expr.Any{&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1}, &expr.Cmp{Op: op, Register: 1, Data: ifname(bridge)}}
+		}
+		c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(iif(expr.CmpOpEq), oif(expr.CmpOpNeq, bridge), drop)})
+		c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(oif(expr.CmpOpEq, bridge), iif(expr.CmpOpNeq), drop)})
+	}
 	masq := []expr.Any{&expr.Masq{}}
 	if masquerade {
 		c.AddRule(&nftables.Rule{Table: t, Chain: post, Exprs: cat(addrIn(12, subnet), oif(expr.CmpOpNeq, bridge), masq)})

@@ -28,10 +28,16 @@ type Info struct {
 	NumberOfHooks int `json:"NumberOfDockerHooks"`
 }
 
-// Networks serves /networks/...: the builtin networks this engine has.
+// Networks serves /networks/...: the builtin networks and the
+// user-defined (bridge) ones.
 type Networks interface {
 	NetworkList(ctx context.Context, f filters.Args) ([]network.Summary, error)
 	NetworkInspect(ctx context.Context, ref string) (network.Inspect, error)
+	NetworkCreate(ctx context.Context, req network.CreateRequest) (network.CreateResponse, error)
+	NetworkRemove(ctx context.Context, ref string) error
+	NetworkConnect(ctx context.Context, ref, container string, es *network.EndpointSettings) error
+	NetworkDisconnect(ctx context.Context, ref, container string, force bool) error
+	NetworksPrune(ctx context.Context, f filters.Args) (*network.PruneReport, error)
 }
 
 // CreateParams is a decoded POST /containers/create.

@@ -33,7 +33,7 @@ func NewInspectCommand(cli *command.Cli) *cobra.Command {
 func Commands(cli *command.Cli) []*cobra.Command {
 	return []*cobra.Command{
 		NewAttachCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli), NewInspectCommand(cli),
-		NewKillCommand(cli), NewLogsCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
+		NewKillCommand(cli), NewLogsCommand(cli), NewPortCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
 		NewRmCommand(cli), NewRunCommand(cli), NewStartCommand(cli), NewStopCommand(cli),
 		NewWaitCommand(cli),
 	}
@@ -45,7 +45,7 @@ func Commands(cli *command.Cli) []*cobra.Command {
 func TopLevelCommands(cli *command.Cli) []*cobra.Command {
 	cmds := []*cobra.Command{
 		NewAttachCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli),
-		NewKillCommand(cli), NewLogsCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
+		NewKillCommand(cli), NewLogsCommand(cli), NewPortCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
 		NewRmCommand(cli), NewRunCommand(cli), NewStartCommand(cli), NewStopCommand(cli),
 		NewWaitCommand(cli),
 	}

@@ -39,6 +39,7 @@ type containerOptions struct {
 	devices                         []string
 	cgroupParent                    string
 	ipc, pid, uts, shmSize          string
+	net                             networkOptions
 }
 
 func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
@@ -58,7 +59,8 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.interactive, "interactive", "i", false, "Keep STDIN open even if not attached")
 	fs.BoolVarP(&o.tty, "tty", "t", false, "Allocate a pseudo-TTY")
 	fs.StringSliceVarP(&o.attach, "attach", "a", nil, "Attach to STDIN, STDOUT or STDERR")
-	fs.StringVar(&o.network, "network", "default", "Connect a container to a network (none, host, default)")
+	fs.StringVar(&o.network, "network", "default", "Connect a container to a network (none, host, default, NAME)")
+	o.net.addFlags(fs)
 	fs.StringVar(&o.network, "net", "default", "Connect a container to a network")
 	_ = fs.MarkHidden("net")
 	fs.StringVarP(&o.memory, "memory", "m", "", "Memory limit")
@@ -226,7 +228,11 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 		p := o.pidsLimit
 		h.PidsLimit = &p
 	}
-	return &parsed{config: cfg, host: h, network: &network.NetworkingConfig{}}, nil
+	nc, err := o.net.apply(c, h)
+	if err != nil {
+		return nil, err
+	}
+	return &parsed{config: cfg, host: h, network: nc}, nil
 }
 
 // flagError names the flag a bad value was given to, as pflag does.

@@ -1,6 +1,5 @@
-// Package network routes /networks/...: the builtin networks are listed
-// and inspected; creating, connecting and disconnecting are not built yet,
-// but a malformed request to them is refused as Docker refuses it.
+// Package network routes /networks/...: list, inspect, create, connect,
+// disconnect, remove and prune.
 package network
 
 import (
@@ -28,6 +27,7 @@ func (n *networkRouter) Routes() []router.Route {
 		{Method: http.MethodGet, Path: "/networks/", Handler: n.list},
 		{Method: http.MethodGet, Path: "/networks/{id:.*}", Handler: n.inspect},
 		{Method: http.MethodPost, Path: "/networks/create", Handler: n.create},
+		{Method: http.MethodPost, Path: "/networks/prune", Handler: n.prune},
 		{Method: http.MethodPost, Path: "/networks/{id:.*}/connect", Handler: n.connect},
 		{Method: http.MethodPost, Path: "/networks/{id:.*}/disconnect", Handler: n.disconnect},
 		{Method: http.MethodDelete, Path: "/networks/{id:.*}", Handler: n.remove},
@@ -61,10 +61,9 @@ func (n *networkRouter) inspect(ctx context.Context, w http.ResponseWriter, r *h
 // predefined are the names Docker reserves for its own networks.
 var predefined = map[string]bool{"bridge": true, "host": true, "none": true, "default": true}
 
-// create is not built: there is no network driver to create one with. A
-// request Docker refuses whatever the driver (malformed, no name, a
-// predefined name) is refused the same way; anything else is a 501.
-func (n *networkRouter) create(_ context.Context, _ http.ResponseWriter, r *http.Request, _ map[string]string) error {
+// create refuses what Docker refuses whatever the driver (malformed, no
+// name, a predefined name) before the daemon sees the request.
+func (n *networkRouter) create(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
 	var req networktypes.CreateRequest
 	if err := httputils.ReadJSON(r, &req, true); err != nil {
 		return err
@@ -75,38 +74,51 @@ func (n *networkRouter) create(_ context.Context, _ http.ResponseWriter, r *http
 	if predefined[req.Name] {
 		return errdefs.Forbidden(fmt.Errorf("operation is not permitted on predefined %s network ", req.Name))
 	}
-	return httputils.NotImplemented(r)
+	resp, err := n.b.NetworkCreate(ctx, req)
+	if err != nil {
+		return err
+	}
+	return httputils.WriteJSON(w, http.StatusCreated, resp)
 }
 
-func (n *networkRouter) connect(ctx context.Context, _ http.ResponseWriter, r *http.Request, vars map[string]string) error {
+func (n *networkRouter) connect(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
 	var req networktypes.ConnectOptions
-	return n.notBuilt(ctx, r, vars["id"], &req, func() string { return req.Container })
-}
-
-func (n *networkRouter) disconnect(ctx context.Context, _ http.ResponseWriter, r *http.Request, vars map[string]string) error {
-	var req networktypes.DisconnectOptions
-	return n.notBuilt(ctx, r, vars["id"], &req, func() string { return req.Container })
-}
-
-// notBuilt answers connect and disconnect, which are not built: a
-// malformed body is a 400, a network that does not exist a 404 (in that
-// order, as in Docker), no container named a 404 (Docker looks the empty
-// name up), anything else a 501.
-func (n *networkRouter) notBuilt(ctx context.Context, r *http.Request, id string, body any, ctr func() string) error {
-	if err := httputils.ReadJSON(r, body, true); err != nil {
+	if err := httputils.ReadJSON(r, &req, true); err != nil {
 		return err
 	}
-	if _, err := n.b.NetworkInspect(ctx, id); err != nil {
+	if _, err := n.b.NetworkInspect(ctx, vars["id"]); err != nil {
 		return err
 	}
-	if ctr() == "" {
+	if req.Container == "" {
 		return errdefs.NotFound(fmt.Errorf("No such container: "))
 	}
-	return httputils.NotImplemented(r)
+	if err := n.b.NetworkConnect(ctx, vars["id"], req.Container, req.EndpointConfig); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
 }
 
-// remove refuses as Docker does: every network here is predefined.
-func (n *networkRouter) remove(ctx context.Context, _ http.ResponseWriter, r *http.Request, vars map[string]string) error {
+func (n *networkRouter) disconnect(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
+	var req networktypes.DisconnectOptions
+	if err := httputils.ReadJSON(r, &req, true); err != nil {
+		return err
+	}
+	if _, err := n.b.NetworkInspect(ctx, vars["id"]); err != nil && !req.Force {
+		return err
+	}
+	if req.Container == "" {
+		return errdefs.NotFound(fmt.Errorf("No such container: "))
+	}
+	if err := n.b.NetworkDisconnect(ctx, vars["id"], req.Container, req.Force); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// remove refuses a predefined network as Docker does.
+func (n *networkRouter) remove(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
 	nw, err := n.b.NetworkInspect(ctx, vars["id"])
 	if err != nil {
 		return err
@@ -114,5 +126,21 @@ func (n *networkRouter) remove(ctx context.Context, _ http.ResponseWriter, r *ht
 	if predefined[nw.Name] {
 		return errdefs.Forbidden(fmt.Errorf("%s is a pre-defined network and cannot be removed", nw.Name))
 	}
-	return httputils.NotImplemented(r)
+	if err := n.b.NetworkRemove(ctx, nw.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (n *networkRouter) prune(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	f, err := httputils.Filters(r)
+	if err != nil {
+		return err
+	}
+	rep, err := n.b.NetworksPrune(ctx, f)
+	if err != nil {
+		return err
+	}
+	return httputils.WriteJSON(w, http.StatusOK, rep)
 }

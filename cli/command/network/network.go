@@ -1,0 +1,296 @@
+// Package network is "docker network": create, ls, inspect, rm, connect,
+// disconnect and prune.
+package network
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/docker/docker/api/types/network"
+	"github.com/spf13/cobra"
+
+	"github.com/sdengine/engine/cli/command"
+	"github.com/sdengine/engine/cli/formatter"
+	"github.com/sdengine/engine/runconfig/opts"
+)
+
+// Commands returns the "docker network" subcommands.
+func Commands(cli *command.Cli) []*cobra.Command {
+	return []*cobra.Command{
+		newCreateCommand(cli), newListCommand(cli), newInspectCommand(cli), newRemoveCommand(cli),
+		newConnectCommand(cli), newDisconnectCommand(cli), newPruneCommand(cli),
+	}
+}
+
+func newCreateCommand(cli *command.Cli) *cobra.Command {
+	var driver, ipamDriver string
+	var subnets, gateways, ipRanges, labels, options, ipamOpts []string
+	var internal, attachable, ipv6 bool
+	cmd := &cobra.Command{
+		Use:   "create [OPTIONS] NETWORK",
+		Short: "Create a network",
+		Args:  command.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			if len(gateways) > len(subnets) || len(ipRanges) > len(subnets) {
+				return fmt.Errorf("every ip-range or gateway must have a corresponding subnet")
+			}
+			ipam := &network.IPAM{Driver: ipamDriver, Options: opts.ConvertKVStringsToMap(ipamOpts)}
+			for i, s := range subnets {
+				cfg := network.IPAMConfig{Subnet: s}
+				if i < len(gateways) {
+					cfg.Gateway = gateways[i]
+				}
+				if i < len(ipRanges) {
+					cfg.IPRange = ipRanges[i]
+				}
+				ipam.Config = append(ipam.Config, cfg)
+			}
+			req := network.CreateOptions{
+				Driver: driver, IPAM: ipam, Internal: internal, Attachable: attachable,
+				Options: opts.ConvertKVStringsToMap(options), Labels: opts.ConvertKVStringsToMap(labels),
+			}
+			if cmd.Flags().Changed("ipv6") {
+				req.EnableIPv6 = &ipv6
+			}
+			resp, err := c.NetworkCreate(cmd.Context(), args[0], req)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cli.Out(), resp.ID)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&driver, "driver", "d", "bridge", "Driver to manage the Network")
+	fs.StringVar(&ipamDriver, "ipam-driver", "default", "IP Address Management Driver")
+	fs.StringSliceVar(&subnets, "subnet", nil, "Subnet in CIDR format that represents a network segment")
+	fs.StringSliceVar(&gateways, "gateway", nil, "IPv4 or IPv6 Gateway for the master subnet")
+	fs.StringSliceVar(&ipRanges, "ip-range", nil, "Allocate container ip from a sub-range")
+	fs.StringArrayVar(&labels, "label", nil, "Set metadata on a network")
+	fs.StringArrayVarP(&options, "opt", "o", nil, "Set driver specific options")
+	fs.StringArrayVar(&ipamOpts, "ipam-opt", nil, "Set IPAM driver specific options")
+	fs.BoolVar(&internal, "internal", false, "Restrict external access to the network")
+	fs.BoolVar(&attachable, "attachable", false, "Enable manual container attachment")
+	fs.BoolVar(&ipv6, "ipv6", false, "Enable or disable IPv6 networking")
+	return cmd
+}
+
+// row is one network of "docker network ls", with docker's fields.
+type row struct {
+	n     network.Summary
+	trunc bool
+}
+
+func (r row) ID() string {
+	if r.trunc && len(r.n.ID) > 12 {
+		return r.n.ID[:12]
+	}
+	return r.n.ID
+}
+func (r row) Name() string      { return r.n.Name }
+func (r row) Driver() string    { return r.n.Driver }
+func (r row) Scope() string     { return r.n.Scope }
+func (r row) IPv4() string      { return fmt.Sprint(r.n.EnableIPv4) }
+func (r row) IPv6() string      { return fmt.Sprint(r.n.EnableIPv6) }
+func (r row) Internal() string  { return fmt.Sprint(r.n.Internal) }
+func (r row) CreatedAt() string { return r.n.Created.Format("2006-01-02 15:04:05.999999999 -0700 MST") }
+func (r row) Labels() string {
+	var out []string
+	for k, v := range r.n.Labels {
+		out = append(out, k+"="+v)
+	}
+	return strings.Join(out, ",")
+}
+func (r row) Label(name string) string { return r.n.Labels[name] }
+
+var headers = formatter.Headers{"ID": "NETWORK ID", "Name": "NAME", "Driver": "DRIVER", "Scope": "SCOPE",
+	"IPv4": "IPV4", "IPv6": "IPV6", "Internal": "INTERNAL", "CreatedAt": "CREATED AT", "Labels": "LABELS"}
+
+func newListCommand(cli *command.Cli) *cobra.Command {
+	var quiet, noTrunc bool
+	var filterFlags []string
+	var format string
+	cmd := &cobra.Command{
+		Use:     "ls [OPTIONS]",
+		Aliases: []string{"list"},
+		Short:   "List networks",
+		Args:    command.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := opts.ParseFilters(filterFlags)
+			if err != nil {
+				return err
+			}
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			list, err := c.NetworkList(cmd.Context(), network.ListOptions{Filters: f})
+			if err != nil {
+				return err
+			}
+			if quiet && format == "" {
+				format = "{{.ID}}"
+			}
+			items := make([]any, 0, len(list))
+			for _, n := range list {
+				items = append(items, row{n: n, trunc: !noTrunc})
+			}
+			return formatter.Write(cli.Out(), format, "table {{.ID}}\t{{.Name}}\t{{.Driver}}\t{{.Scope}}", headers, items)
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVarP(&quiet, "quiet", "q", false, "Only display network IDs")
+	fs.BoolVar(&noTrunc, "no-trunc", false, "Do not truncate the output")
+	fs.StringArrayVarP(&filterFlags, "filter", "f", nil, "Provide filter values (e.g. \"driver=bridge\")")
+	fs.StringVar(&format, "format", "", "Format output using a custom template")
+	return cmd
+}
+
+func newInspectCommand(cli *command.Cli) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "inspect [OPTIONS] NETWORK [NETWORK...]",
+		Short: "Display detailed information on one or more networks",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return command.Inspect(cli.Out(), cli.Err(), args, format, func(ref string) ([]byte, error) {
+				_, raw, err := c.NetworkInspectWithRaw(cmd.Context(), ref, network.InspectOptions{})
+				return raw, err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "", "Format output using a custom template")
+	return cmd
+}
+
+func newRemoveCommand(cli *command.Cli) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:     "rm NETWORK [NETWORK...]",
+		Aliases: []string{"remove"},
+		Short:   "Remove one or more networks",
+		Args:    command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			failed := false
+			for _, n := range args {
+				if err := c.NetworkRemove(cmd.Context(), n); err != nil {
+					if force && strings.Contains(err.Error(), "not found") {
+						continue
+					}
+					fmt.Fprintln(cli.Err(), "Error response from daemon:", strings.TrimPrefix(err.Error(), "Error response from daemon: "))
+					failed = true
+					continue
+				}
+				fmt.Fprintln(cli.Out(), n)
+			}
+			if failed {
+				return command.StatusError{StatusCode: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not error if the network does not exist")
+	return cmd
+}
+
+func newConnectCommand(cli *command.Cli) *cobra.Command {
+	var aliases, links, driverOpts []string
+	var ip, ip6, mac string
+	cmd := &cobra.Command{
+		Use:   "connect [OPTIONS] NETWORK CONTAINER",
+		Short: "Connect a container to a network",
+		Args:  command.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			es := &network.EndpointSettings{Aliases: aliases, Links: links, MacAddress: mac,
+				DriverOpts: opts.ConvertKVStringsToMap(driverOpts)}
+			if ip != "" || ip6 != "" {
+				es.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: ip, IPv6Address: ip6}
+			}
+			return c.NetworkConnect(cmd.Context(), args[0], args[1], es)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringSliceVar(&aliases, "alias", nil, "Add network-scoped alias for the container")
+	fs.StringSliceVar(&links, "link", nil, "Add link to another container")
+	fs.StringSliceVar(&driverOpts, "driver-opt", nil, "driver options for the network")
+	fs.StringVar(&ip, "ip", "", "IPv4 address (e.g., 172.30.100.104)")
+	fs.StringVar(&ip6, "ip6", "", "IPv6 address (e.g., 2001:db8::33)")
+	fs.StringVar(&mac, "mac-address", "", "MAC address")
+	return cmd
+}
+
+func newDisconnectCommand(cli *command.Cli) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "disconnect [OPTIONS] NETWORK CONTAINER",
+		Short: "Disconnect a container from a network",
+		Args:  command.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return c.NetworkDisconnect(cmd.Context(), args[0], args[1], force)
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "Force the container to disconnect from a network")
+	return cmd
+}
+
+func newPruneCommand(cli *command.Cli) *cobra.Command {
+	var force bool
+	var filterFlags []string
+	cmd := &cobra.Command{
+		Use:   "prune [OPTIONS]",
+		Short: "Remove all unused networks",
+		Args:  command.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := opts.ParseFilters(filterFlags)
+			if err != nil {
+				return err
+			}
+			if !force {
+				fmt.Fprint(cli.Out(), "WARNING! This will remove all custom networks not used by at least one container.\nAre you sure you want to continue? [y/N] ")
+				var answer string
+				_, _ = fmt.Fscanln(cli.In(), &answer)
+				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+					return nil
+				}
+			}
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			rep, err := c.NetworksPrune(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if len(rep.NetworksDeleted) > 0 {
+				fmt.Fprintln(cli.Out(), "Deleted Networks:")
+				for _, n := range rep.NetworksDeleted {
+					fmt.Fprintln(cli.Out(), n)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
+	cmd.Flags().StringArrayVar(&filterFlags, "filter", nil, `Provide filter values (e.g. "until=<timestamp>")`)
+	return cmd
+}
