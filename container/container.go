@@ -63,6 +63,9 @@ type Container struct {
 	// runs (its address, veth, namespace and published ports), so that a
 	// restarted daemon knows what a running container holds.
 	Network *libnetwork.Endpoint `json:",omitempty"`
+	// MountPoints are the container's binds, volumes and tmpfs mounts,
+	// decided at create time (by destination order of creation).
+	MountPoints []*MountPoint `json:",omitempty"`
 
 	// Root is the container's directory under the daemon's data root.
 	Root string `json:"-"`

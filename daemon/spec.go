@@ -47,7 +47,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 	if err := ensureDir(rootfs, cwd); err != nil {
 		return oci.SpecOptions{}, err
 	}
-	mounts, err := d.mounts(c, hostname)
+	mounts, err := d.mounts(c, hostname, rootfs)
 	if err != nil {
 		return oci.SpecOptions{}, err
 	}
@@ -137,7 +137,7 @@ func ensureDir(rootfs, dir string) error {
 
 // mounts computes the container's mounts: the files the engine writes
 // (hostname, hosts, resolv.conf), then the user's binds and tmpfs.
-func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount, error) {
+func (d *Daemon) mounts(c *container.Container, hostname, rootfs string) ([]specs.Mount, error) {
 	if !c.HostConfig.NetworkMode.IsContainer() {
 		if err := writeNetworkFiles(c, hostname); err != nil {
 			return nil, err
@@ -149,29 +149,21 @@ func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount,
 		}
 		return m
 	}
+	user, err := d.userMounts(c, rootfs)
+	if err != nil {
+		return nil, err
+	}
 	var ms []specs.Mount
 	for _, f := range []string{"hostname", "hosts", "resolv.conf"} {
+		if slices.ContainsFunc(user, func(m specs.Mount) bool { return m.Destination == "/etc/"+f }) {
+			continue // the user's file wins, as in Docker
+		}
 		ms = append(ms, ro(specs.Mount{
 			Destination: "/etc/" + f, Type: "bind", Source: c.File(f),
 			Options: []string{"rbind", "rprivate"},
 		}))
 	}
-	for _, b := range c.HostConfig.Binds {
-		m, err := parseBind(b)
-		if err != nil {
-			return nil, err
-		}
-		if err := bindDataRoot(&m, d.cfg.Root); err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(m.Source); os.IsNotExist(err) {
-			// Docker creates a missing bind source as a directory.
-			if err := os.MkdirAll(m.Source, 0o755); err != nil {
-				return nil, fmt.Errorf("create bind source %s: %w", m.Source, err)
-			}
-		}
-		ms = append(ms, m)
-	}
+	ms = append(ms, user...)
 	for dst, opts := range c.HostConfig.Tmpfs {
 		o := []string{"nosuid", "nodev", "noexec"}
 		if opts != "" {

@@ -87,6 +87,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 	defer func() {
 		if retErr != nil {
 			c.BaseFS = ""
+			d.unmountVolumes(c)
 			if err := d.images.Unmount(c.ID); err != nil {
 				slog.Error("unmount after failed start", "id", c.ID, "err", err)
 			}
@@ -218,6 +219,7 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 	// A shareable /dev/shm lives as long as the container runs, as in
 	// Docker; containers that joined it keep their own binds of it.
 	releaseShm(c.Root)
+	d.unmountVolumes(c)
 	d.disconnectNetwork(c)
 	if err := c.SaveLocked(); err != nil {
 		slog.Error("save exited container", "id", c.ID, "err", err)

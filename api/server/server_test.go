@@ -124,9 +124,8 @@ func TestNotImplementedNamesThePathAsSent(t *testing.T) {
 		{"GET", "/containers/abc/export", "GET /containers/abc/export is not implemented by this engine yet"},
 		{"GET", "/v1.44/containers/a%2Fb/export?x=1", "GET /v1.44/containers/a%2Fb/export is not implemented by this engine yet"},
 		{"GET", "/v1.51/images/docker.io/library/busybox:1.36/history", "GET /v1.51/images/docker.io/library/busybox:1.36/history is not implemented by this engine yet"},
-		{"DELETE", "/v1.51/volumes/myvol", "DELETE /v1.51/volumes/myvol is not implemented by this engine yet"},
+		{"GET", "/v1.51/plugins", "GET /v1.51/plugins is not implemented by this engine yet"},
 		{"HEAD", "/v1.51/containers/abc/archive?path=/etc", "HEAD /v1.51/containers/abc/archive is not implemented by this engine yet"},
-		{"GET", "/v1.51/volumes", "GET /v1.51/volumes is not implemented by this engine yet"},
 		{"POST", "/build/prune", "POST /build/prune is not implemented by this engine yet"},
 	} {
 		rec := serve(t, c.method, c.target)
@@ -167,10 +166,5 @@ func TestKnownRoutesStillServe(t *testing.T) {
 		if rec.Code != http.StatusOK || rec.Body.String() != c.want {
 			t.Errorf("%s %s: %d %q, want 200 %q", c.method, c.target, rec.Code, rec.Body.String(), c.want)
 		}
-	}
-	// Looking up a volume by name is a 404 about that volume.
-	rec := serve(t, "GET", "/v1.51/volumes/abc")
-	if rec.Code != http.StatusNotFound || message(t, rec) != "get abc: no such volume" {
-		t.Errorf("GET /volumes/abc: %d %q", rec.Code, rec.Body.String())
 	}
 }

@@ -43,6 +43,9 @@ type CreateParams struct {
 	// InitSystem is Config.Init, this engine's extension ("systemd").
 	InitSystem string
 	Platform   string
+	// ReadOnlyNonRecursive is the API before 1.44, whose read-only binds
+	// did not cover the mounts below them.
+	ReadOnlyNonRecursive bool
 }
 
 // StreamFunc is called once the request has been validated, to take over

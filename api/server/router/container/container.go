@@ -125,6 +125,8 @@ func versionedCreate(version string, p *backend.CreateParams) error {
 	if version == "" {
 		return nil
 	}
+	// Read-only binds became recursive with API 1.44.
+	p.ReadOnlyNonRecursive = versions.LessThan(version, "1.44")
 	if versions.LessThan(version, "1.43") {
 		// HostConfig.Annotations came with API 1.43.
 		p.HostConfig.Annotations = nil
