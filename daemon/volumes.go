@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,12 +14,12 @@ import (
 	volumetypes "github.com/docker/docker/api/types/volume"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	securejoin "github.com/cyphar/filepath-securejoin"
 	containertypes "github.com/docker/docker/api/types/container"
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/volume"
+	"golang.org/x/sys/unix"
 )
 
 // planMounts decides the container's mount points from its create
@@ -342,16 +343,14 @@ func (d *Daemon) userMounts(c *container.Container, rootfs string) (_ []specs.Mo
 			}
 			src := p
 			if mp.Subpath != "" {
-				sp, err := securejoin.SecureJoin(p, mp.Subpath)
+				sp, err := volumeSubpath(p, mp.Subpath)
 				if err != nil {
-					return nil, fmt.Errorf("volume subpath %s: %w", mp.Subpath, err)
-				}
-				if _, err := os.Stat(sp); err != nil {
-					return nil, errdefs.InvalidParameter(fmt.Errorf("cannot access path %s: %w", sp, err))
+					return nil, err
 				}
 				src = sp
-			} else if mp.CopyData {
-				if err := volume.CopyUp(rootfs, mp.Destination, p); err != nil {
+			}
+			if mp.CopyData {
+				if err := volume.CopyUp(rootfs, mp.Destination, src); err != nil {
 					return nil, fmt.Errorf("fill volume %s from the image: %w", mp.Name, err)
 				}
 			}
@@ -375,6 +374,27 @@ func (d *Daemon) userMounts(c *container.Container, rootfs string) (_ []specs.Mo
 		}
 	}
 	return ms, nil
+}
+
+// volumeSubpath resolves a volume's subpath as Docker does: beneath the
+// volume's directory (openat2 RESOLVE_BENEATH: an absolute symlink or a
+// ".." that leaves it is an error, not confined), and it must exist.
+func volumeSubpath(base, sub string) (string, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, base, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC | unix.O_DIRECTORY})
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	sfd, err := unix.Openat2(fd, sub, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS})
+	switch {
+	case errors.Is(err, unix.EXDEV):
+		return "", errdefs.InvalidParameter(fmt.Errorf("path concatenation escapes the base directory, base: %s, subpath: %s", base, sub))
+	case err != nil:
+		return "", errdefs.InvalidParameter(fmt.Errorf("cannot access path %s: %w", filepath.Join(base, sub), err))
+	}
+	defer unix.Close(sfd)
+	// The path the kernel resolved, which the runtime binds.
+	return os.Readlink(fmt.Sprintf("/proc/self/fd/%d", sfd))
 }
 
 // bindSpecMount is a bind mount point's spec mount.

@@ -82,6 +82,7 @@ type Containers interface {
 	ContainerAttach(ctx context.Context, name string, cfg AttachConfig, out StreamFunc) error
 	ContainerResize(ctx context.Context, name string, height, width uint) error
 	ContainerExport(ctx context.Context, name string, w io.Writer) error
+	ContainerArchive
 	ExecCreate(ctx context.Context, name string, cfg *containertypes.ExecOptions) (string, error)
 	ExecStart(ctx context.Context, id string, opts containertypes.ExecStartOptions, out StreamFunc) error
 	ExecInspect(ctx context.Context, id string) (*ExecInspect, error)
