@@ -12,6 +12,7 @@ import (
 	"github.com/sdengine/engine/cli/command/container"
 	"github.com/sdengine/engine/cli/command/image"
 	"github.com/sdengine/engine/cli/command/system"
+	"github.com/sdengine/engine/cli/command/volume"
 	"github.com/spf13/cobra"
 )
 
@@ -105,6 +106,7 @@ func NewRootCommand(c *command.Cli) *cobra.Command {
 		group("container", "Manage containers", container.Commands(c)...),
 		group("image", "Manage images", image.Commands(c)...),
 		group("system", "Manage Docker", system.NewInfoCommand(c)),
+		group("volume", "Manage volumes", volume.Commands(c)...),
 	)
 	disableFlagsInUseLine(root)
 	addCompletions(c, root)

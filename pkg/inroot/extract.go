@@ -23,6 +23,12 @@ type ExtractOptions struct {
 	// Chown, when set, owns every entry by UID:GID instead of the tar's.
 	Chown    bool
 	UID, GID int
+	// NoChown keeps the extracting process's ownership (a client
+	// extracting to the host).
+	NoChown bool
+	// Rename, when set, renames each entry (a client's cp renaming the
+	// copied object); the result is checked like the name.
+	Rename func(name string) string
 }
 
 // Extract unpacks the tar stream r into the directory dir inside the root.
@@ -56,7 +62,11 @@ func (r *Root) Extract(dir string, rd io.Reader, opts ExtractOptions) error {
 		if err != nil {
 			return errdefs.InvalidParameter(fmt.Errorf("invalid tar stream: %w", err))
 		}
-		rel := path.Clean(strings.TrimPrefix(hdr.Name, "/"))
+		name := hdr.Name
+		if opts.Rename != nil {
+			name = opts.Rename(name)
+		}
+		rel := path.Clean(strings.TrimPrefix(name, "/"))
 		if rel == ".." || strings.HasPrefix(rel, "../") {
 			return errdefs.InvalidParameter(fmt.Errorf("invalid tar entry %q: it climbs out of the destination", hdr.Name))
 		}
@@ -173,8 +183,10 @@ func (r *Root) extractEntry(tr *tar.Reader, hdr *tar.Header, dst, full string, o
 	if opts.Chown {
 		uid, gid = opts.UID, opts.GID
 	}
-	if err := unix.Fchownat(pfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return fmt.Errorf("chown %s: %w", full, err)
+	if !opts.NoChown {
+		if err := unix.Fchownat(pfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("chown %s: %w", full, err)
+		}
 	}
 	if hdr.Typeflag != tar.TypeSymlink && hdr.Typeflag != tar.TypeLink {
 		// chmod through a handle of the object itself: fchmodat would
