@@ -123,11 +123,11 @@ func copyRootFor(rootfs string, readonlyRootfs bool, mps []*container.MountPoint
 // and the stat: the last element of the path as written ("." for a path
 // ending in "/.", "/" for the root).
 func archiveBase(p string) string {
-	abs := path.Join("/", p)
-	if (p == "." || strings.HasSuffix(p, "/.")) && !strings.HasSuffix(abs, "/.") {
-		abs += "/."
+	trimmed := strings.TrimRight(p, "/")
+	if trimmed == "." || strings.HasSuffix(trimmed, "/.") {
+		return "."
 	}
-	return filepath.Base(abs)
+	return filepath.Base(path.Join("/", p))
 }
 
 func pathStat(st inroot.Stat, base string) *containertypes.PathStat {

@@ -174,45 +174,6 @@ func (d *Daemon) mounts(c *container.Container, hostname, rootfs string) ([]spec
 	return ms, nil
 }
 
-// parseBind reads -v HOST:CONTAINER[:OPTIONS]. Named volumes do not exist
-// in this engine yet.
-func parseBind(b string) (specs.Mount, error) {
-	parts := strings.Split(b, ":")
-	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
-		return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid volume specification: '%s'", b))
-	}
-	if !filepath.IsAbs(parts[0]) {
-		return specs.Mount{}, errdefs.NotImplemented(fmt.Errorf("named volumes are not implemented by this engine yet: '%s' (use an absolute host path)", b))
-	}
-	if !filepath.IsAbs(parts[1]) || filepath.Clean(parts[1]) == "/" {
-		return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid mount config: destination %q must be an absolute path other than /", parts[1]))
-	}
-	m := specs.Mount{Source: filepath.Clean(parts[0]), Destination: filepath.Clean(parts[1]), Type: "bind", Options: []string{"rbind"}}
-	if len(parts) == 3 {
-		for _, o := range strings.Split(parts[2], ",") {
-			switch o {
-			case "ro":
-				// Read-only all the way down, as Docker makes it on kernels
-				// that can (API 1.44+): a host mount below the bind's source
-				// must not stay writable in the container.
-				m.Options = append(m.Options, o)
-				if recursiveReadOnly() {
-					m.Options = append(m.Options, "rro")
-				}
-			case "rw":
-				m.Options = append(m.Options, o)
-			case "z", "Z", "":
-				// SELinux relabelling: nothing to do without SELinux.
-			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
-				m.Options = append(m.Options, o)
-			default:
-				return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid mode %q in volume specification '%s'", o, b))
-			}
-		}
-	}
-	return m, nil
-}
-
 // bindDataRoot applies Docker's rule to a bind whose source is the data
 // root, inside it or above it: so that the container holds no private
 // reference to the daemon's own mounts (which would keep the daemon from

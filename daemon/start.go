@@ -159,6 +159,7 @@ func (d *Daemon) buildSpec(c *container.Container, rootfs string) (*specs.Spec, 
 	if err != nil {
 		return nil, fmt.Errorf("build OCI spec: %w", err)
 	}
+	applyRootfsPropagation(c, spec)
 	if c.InitSystem == runconfigopts.InitSystemd {
 		if err := d.applySystemdProfile(c, rootfs, spec); err != nil {
 			return nil, err

@@ -516,3 +516,28 @@ func unixMode(m os.FileMode) uint32 {
 	}
 	return v
 }
+
+// applyRootfsPropagation makes the rootfs's propagation what the binds
+// need, as Docker does: a shared bind needs a shared rootfs (rshared), a
+// slave one at least a slave rootfs (rslave); otherwise a mount made on
+// either side below the bind could not propagate. Docker also requires
+// the source's own mount to be shared (or slave); the runtime's bind of a
+// private source simply does not propagate.
+func applyRootfsPropagation(c *container.Container, s *specs.Spec) {
+	if s.Linux == nil {
+		return
+	}
+	for _, mp := range mountPointsOf(c) {
+		if mp.Type != mount.TypeBind {
+			continue
+		}
+		switch mp.Propagation {
+		case mount.PropagationShared, mount.PropagationRShared:
+			s.Linux.RootfsPropagation = "rshared"
+		case mount.PropagationSlave, mount.PropagationRSlave:
+			if s.Linux.RootfsPropagation != "rshared" {
+				s.Linux.RootfsPropagation = "rslave"
+			}
+		}
+	}
+}

@@ -78,7 +78,10 @@ func copyTree(src, dst string) error {
 				return err
 			}
 		case m&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe) != 0:
-			st := fi.Sys().(*unix.Stat_t)
+			var st unix.Stat_t
+			if err := unix.Lstat(s, &st); err != nil {
+				return err
+			}
 			if err := unix.Mknod(d, st.Mode, int(st.Rdev)); err != nil {
 				return fmt.Errorf("mknod %s: %w", d, err)
 			}
@@ -112,7 +115,10 @@ func copyFile(src, dst string) error {
 // copyMeta gives dst src's owner, mode and times, without following a
 // symlink.
 func copyMeta(src, dst string, fi os.FileInfo) error {
-	st := fi.Sys().(*unix.Stat_t)
+	var st unix.Stat_t
+	if err := unix.Lstat(src, &st); err != nil {
+		return err
+	}
 	if err := unix.Lchown(dst, int(st.Uid), int(st.Gid)); err != nil {
 		return fmt.Errorf("chown %s: %w", dst, err)
 	}

@@ -104,7 +104,7 @@ func (r *Root) Lookup(p string, follow bool) (*Entry, error) {
 		parent.Close()
 		return nil, &os.PathError{Op: "lstat", Path: clean, Err: err}
 	}
-	if name != "" && e.St.Mode&unix.S_IFMT != unix.S_IFDIR && FollowLast(p) {
+	if e.St.Mode&unix.S_IFMT != unix.S_IFDIR && FollowLast(p) {
 		parent.Close()
 		return nil, &os.PathError{Op: "lstat", Path: clean, Err: unix.ENOTDIR}
 	}
