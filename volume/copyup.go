@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
 	"golang.org/x/sys/unix"
@@ -20,6 +21,9 @@ import (
 // a symlink in the image cannot point the copy outside it.
 func CopyUp(rootfs, path, dst string) error {
 	entries, err := os.ReadDir(dst)
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil // a file (a volume's subpath): nothing to fill
+	}
 	if err != nil {
 		return err
 	}
