@@ -13,6 +13,7 @@ import (
 	"github.com/sdengine/engine/cli/command/image"
 	"github.com/sdengine/engine/cli/command/network"
 	"github.com/sdengine/engine/cli/command/system"
+	"github.com/sdengine/engine/cli/command/volume"
 	"github.com/spf13/cobra"
 )
 
@@ -107,6 +108,7 @@ func NewRootCommand(c *command.Cli) *cobra.Command {
 		group("image", "Manage images", image.Commands(c)...),
 		group("network", "Manage networks", network.Commands(c)...),
 		group("system", "Manage Docker", system.NewInfoCommand(c)),
+		group("volume", "Manage volumes", volume.Commands(c)...),
 	)
 	disableFlagsInUseLine(root)
 	addCompletions(c, root)

@@ -72,6 +72,9 @@ type Container struct {
 	// (create's EndpointsConfig, connect): aliases, a fixed address, a MAC
 	// address, by network name. It outlives a stop.
 	NetworkConfig map[string]*network.EndpointSettings `json:",omitempty"`
+	// MountPoints are the container's binds, volumes and tmpfs mounts,
+	// decided at create time (by destination order of creation).
+	MountPoints []*MountPoint `json:",omitempty"`
 
 	// Root is the container's directory under the daemon's data root.
 	Root string `json:"-"`

@@ -42,6 +42,10 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 
 	cfg := *p.Config
 	runconfig.MergeImageConfig(&cfg, img.Config.Config)
+	mountPoints, err := d.planMounts(&cfg, p.HostConfig, p.ReadOnlyNonRecursive)
+	if err != nil {
+		return resp, err
+	}
 	path, args := runconfig.Command(&cfg)
 	// As in Docker, only a command that is missing altogether is refused:
 	// Cmd [""] is created (and fails at start, as it does in Docker).
@@ -101,7 +105,15 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 		return resp, fmt.Errorf("create container layer: %w", err)
 	}
 	crashpoint.Hit("create-after-layer")
+	if err := d.createVolumes(c.ID, mountPoints); err != nil {
+		d.containers.Remove(c)
+		d.images.RemoveRWLayer(c.ID)
+		os.RemoveAll(c.Root)
+		return resp, err
+	}
+	c.MountPoints = mountPoints
 	if err := c.Save(); err != nil {
+		d.releaseVolumes(c, true)
 		d.containers.Remove(c)
 		d.images.RemoveRWLayer(c.ID)
 		os.RemoveAll(c.Root)
@@ -194,20 +206,9 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 			return nil, err
 		}
 	}
-	for _, b := range hc.Binds {
-		m, err := parseBind(b)
-		if err != nil {
-			return nil, err
-		}
-		if err := bindDataRoot(&m, d.cfg.Root); err != nil {
-			return nil, err
-		}
-	}
-	if len(hc.Mounts) > 0 {
-		return nil, errdefs.NotImplemented(fmt.Errorf("--mount is not implemented by this engine yet: use -v HOST:CONTAINER"))
-	}
-	if hc.VolumeDriver != "" || len(hc.VolumesFrom) > 0 {
-		return nil, errdefs.NotImplemented(fmt.Errorf("volumes are not implemented by this engine yet"))
+	// Binds, mounts and --volumes-from are checked by planMounts.
+	if hc.VolumeDriver != "" && hc.VolumeDriver != "local" {
+		return nil, errdefs.NotFound(fmt.Errorf("error looking up volume plugin %s: plugin %q not found", hc.VolumeDriver, hc.VolumeDriver))
 	}
 	if hc.Init != nil && *hc.Init && p.InitSystem == "" {
 		if _, err := findReaper(); err != nil {

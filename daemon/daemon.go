@@ -21,6 +21,7 @@ import (
 	"github.com/sdengine/engine/image/graphdriver"
 	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/volume"
 )
 
 // Daemon is one running engine.
@@ -29,6 +30,7 @@ type Daemon struct {
 	containers *container.Store
 	images     *image.Store
 	registry   *distribution.Service
+	volumes    *volume.Store
 	driver     execdriver.Driver
 	// cgroupDriver is "systemd" or "cgroupfs", decided at start-up.
 	cgroupDriver string
@@ -75,6 +77,10 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err != nil {
 		return nil, err
 	}
+	volumes, err := volume.New(filepath.Join(cfg.Root, "volumes"))
+	if err != nil {
+		return nil, fmt.Errorf("volume store: %w", err)
+	}
 	// The cgroup driver is decided once, here, and passed down.
 	cgDriver, err := cgroupDriver(cfg.ExecOpts)
 	if err != nil {
@@ -94,6 +100,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		containers:   containers,
 		images:       images,
 		registry:     registry,
+		volumes:      volumes,
 		driver:       driver,
 		cgroupDriver: cgDriver,
 		machines:     newMachineRegistry(),
@@ -105,7 +112,9 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err := d.openNetworks(); err != nil {
 		return nil, err
 	}
+	d.restoreVolumeRefs()
 	d.recover(ctx)
+	d.remountVolumes()
 	slog.Info("daemon ready", "root", cfg.Root, "exec-root", cfg.ExecRoot, "storage-driver", gd.Name(),
 		"containers", len(containers.List()), "images", len(images.List()), "min-free-space", reserve.String())
 	return d, nil

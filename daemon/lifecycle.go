@@ -271,7 +271,7 @@ func (d *Daemon) ContainerRemove(ctx context.Context, name string, opts containe
 			return fmt.Errorf("cannot remove container %q: could not kill container: %w", c.Name, err)
 		}
 	}
-	return d.remove(c)
+	return d.remove(c, opts.RemoveVolumes)
 }
 
 // killAndWait sends SIGKILL and returns once the exit is recorded.
@@ -311,7 +311,8 @@ func (d *Daemon) autoRemove(c *container.Container) {
 	if !d.containers.Registered(c.ID) {
 		return
 	}
-	if err := d.remove(c); err != nil {
+	// --rm removes the container's anonymous volumes, as in Docker.
+	if err := d.remove(c, true); err != nil {
 		slog.Error("auto-remove", "id", c.ID, "err", err)
 	}
 }
@@ -322,7 +323,7 @@ func (d *Daemon) autoRemove(c *container.Container) {
 // driver's state, the mount, the layer and the journal go, then the record
 // (from then on the container is gone: a restart removes a directory
 // without a record), then the directory.
-func (d *Daemon) remove(c *container.Container) error {
+func (d *Daemon) remove(c *container.Container, removeVolumes bool) error {
 	c.Lock()
 	defer c.Unlock()
 	if c.State.Running() {
@@ -360,6 +361,9 @@ func (d *Daemon) remove(c *container.Container) error {
 		return err
 	}
 	d.containers.Remove(c)
+	// After the record: a crash before it leaves the references, which
+	// the next daemon rebuilds from the records.
+	d.releaseVolumes(c, removeVolumes)
 	d.forgetExecs(c.ID)
 	d.failPending(c.ID, errdefs.NotFound(fmt.Errorf("container %s was removed", c.ID)))
 	c.NotifyRemoved()

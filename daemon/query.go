@@ -10,7 +10,6 @@ import (
 
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/storage"
 
@@ -121,7 +120,7 @@ func (d *Daemon) summary(c *container.Container, now time.Time, all bool, f filt
 		Labels:  c.Config.Labels,
 		State:   containertypes.ContainerState(c.State.Status),
 		Status:  c.State.Summary(now),
-		Mounts:  []containertypes.MountPoint{},
+		Mounts:  apiMountPoints(mountPointsOf(c)),
 		NetworkSettings: &containertypes.NetworkSettingsSummary{
 			Networks: map[string]*network.EndpointSettings{},
 		},
@@ -190,44 +189,11 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 	return &backend.ContainerInspect{
 		InspectResponse: &containertypes.InspectResponse{
 			ContainerJSONBase: base,
-			Mounts:            bindMountPoints(c.HostConfig.Binds),
+			Mounts:            apiMountPoints(mountPointsOf(c)),
 			NetworkSettings:   d.inspectNetworkSettings(c),
 		},
 		Config: &backend.ConfigWithInit{Config: c.Config, Init: c.InitSystem},
 	}, nil
-}
-
-// bindMountPoints lists the container's binds as Docker's inspect shows
-// them: Mode is the mode the user wrote, RW false only for "ro", and the
-// propagation the one given or Docker's default, rprivate.
-func bindMountPoints(binds []string) []containertypes.MountPoint {
-	out := []containertypes.MountPoint{}
-	for _, b := range binds {
-		m, err := parseBind(b)
-		if err != nil {
-			continue // refused at create; an old record keeps its other binds
-		}
-		mp := containertypes.MountPoint{
-			Type:        mount.TypeBind,
-			Source:      m.Source,
-			Destination: m.Destination,
-			RW:          true,
-			Propagation: mount.PropagationRPrivate,
-		}
-		if parts := strings.Split(b, ":"); len(parts) == 3 {
-			mp.Mode = parts[2]
-		}
-		for _, o := range strings.Split(mp.Mode, ",") {
-			switch o {
-			case "ro":
-				mp.RW = false
-			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
-				mp.Propagation = mount.Propagation(o)
-			}
-		}
-		out = append(out, mp)
-	}
-	return out
 }
 
 // inspectNetworkSettings is inspect's NetworkSettings: the host and none

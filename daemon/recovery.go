@@ -110,7 +110,7 @@ func (d *Daemon) recover(ctx context.Context) {
 		}
 		slog.Info("recovery: finishing a removal cut short by a crash", "id", c.ID)
 		c.SetRemovalInProgress()
-		if err := d.remove(c); err != nil {
+		if err := d.remove(c, false); err != nil {
 			slog.Error("recovery: finishing a removal", "id", c.ID, "err", err)
 		}
 		c.ResetRemovalInProgress()

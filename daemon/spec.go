@@ -48,7 +48,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 	if err := ensureDir(rootfs, cwd); err != nil {
 		return oci.SpecOptions{}, err
 	}
-	mounts, err := d.mounts(c, hostname)
+	mounts, err := d.mounts(c, hostname, rootfs)
 	if err != nil {
 		return oci.SpecOptions{}, err
 	}
@@ -138,7 +138,7 @@ func ensureDir(rootfs, dir string) error {
 
 // mounts computes the container's mounts: the files the engine writes
 // (hostname, hosts, resolv.conf), then the user's binds and tmpfs.
-func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount, error) {
+func (d *Daemon) mounts(c *container.Container, hostname, rootfs string) ([]specs.Mount, error) {
 	if !c.HostConfig.NetworkMode.IsContainer() {
 		if err := d.writeNetworkFiles(c, hostname); err != nil {
 			return nil, err
@@ -150,29 +150,21 @@ func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount,
 		}
 		return m
 	}
+	user, err := d.userMounts(c, rootfs)
+	if err != nil {
+		return nil, err
+	}
 	var ms []specs.Mount
 	for _, f := range []string{"hostname", "hosts", "resolv.conf"} {
+		if slices.ContainsFunc(user, func(m specs.Mount) bool { return m.Destination == "/etc/"+f }) {
+			continue // the user's file wins, as in Docker
+		}
 		ms = append(ms, ro(specs.Mount{
 			Destination: "/etc/" + f, Type: "bind", Source: c.File(f),
 			Options: []string{"rbind", "rprivate"},
 		}))
 	}
-	for _, b := range c.HostConfig.Binds {
-		m, err := parseBind(b)
-		if err != nil {
-			return nil, err
-		}
-		if err := bindDataRoot(&m, d.cfg.Root); err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(m.Source); os.IsNotExist(err) {
-			// Docker creates a missing bind source as a directory.
-			if err := os.MkdirAll(m.Source, 0o755); err != nil {
-				return nil, fmt.Errorf("create bind source %s: %w", m.Source, err)
-			}
-		}
-		ms = append(ms, m)
-	}
+	ms = append(ms, user...)
 	for dst, opts := range c.HostConfig.Tmpfs {
 		o := []string{"nosuid", "nodev", "noexec"}
 		if opts != "" {
@@ -181,45 +173,6 @@ func (d *Daemon) mounts(c *container.Container, hostname string) ([]specs.Mount,
 		ms = append(ms, specs.Mount{Destination: dst, Type: "tmpfs", Source: "tmpfs", Options: o})
 	}
 	return ms, nil
-}
-
-// parseBind reads -v HOST:CONTAINER[:OPTIONS]. Named volumes do not exist
-// in this engine yet.
-func parseBind(b string) (specs.Mount, error) {
-	parts := strings.Split(b, ":")
-	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
-		return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid volume specification: '%s'", b))
-	}
-	if !filepath.IsAbs(parts[0]) {
-		return specs.Mount{}, errdefs.NotImplemented(fmt.Errorf("named volumes are not implemented by this engine yet: '%s' (use an absolute host path)", b))
-	}
-	if !filepath.IsAbs(parts[1]) || filepath.Clean(parts[1]) == "/" {
-		return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid mount config: destination %q must be an absolute path other than /", parts[1]))
-	}
-	m := specs.Mount{Source: filepath.Clean(parts[0]), Destination: filepath.Clean(parts[1]), Type: "bind", Options: []string{"rbind"}}
-	if len(parts) == 3 {
-		for _, o := range strings.Split(parts[2], ",") {
-			switch o {
-			case "ro":
-				// Read-only all the way down, as Docker makes it on kernels
-				// that can (API 1.44+): a host mount below the bind's source
-				// must not stay writable in the container.
-				m.Options = append(m.Options, o)
-				if recursiveReadOnly() {
-					m.Options = append(m.Options, "rro")
-				}
-			case "rw":
-				m.Options = append(m.Options, o)
-			case "z", "Z", "":
-				// SELinux relabelling: nothing to do without SELinux.
-			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
-				m.Options = append(m.Options, o)
-			default:
-				return specs.Mount{}, errdefs.InvalidParameter(fmt.Errorf("invalid mode %q in volume specification '%s'", o, b))
-			}
-		}
-	}
-	return m, nil
 }
 
 // bindDataRoot applies Docker's rule to a bind whose source is the data

@@ -87,6 +87,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 	defer func() {
 		if retErr != nil {
 			c.BaseFS = ""
+			d.unmountVolumes(c)
 			if err := d.images.Unmount(c.ID); err != nil {
 				slog.Error("unmount after failed start", "id", c.ID, "err", err)
 			}
@@ -158,6 +159,7 @@ func (d *Daemon) buildSpec(c *container.Container, rootfs string) (*specs.Spec, 
 	if err != nil {
 		return nil, fmt.Errorf("build OCI spec: %w", err)
 	}
+	applyRootfsPropagation(c, spec)
 	if c.InitSystem == runconfigopts.InitSystemd {
 		if err := d.applySystemdProfile(c, rootfs, spec); err != nil {
 			return nil, err
@@ -218,6 +220,7 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 	// A shareable /dev/shm lives as long as the container runs, as in
 	// Docker; containers that joined it keep their own binds of it.
 	releaseShm(c.Root)
+	d.unmountVolumes(c)
 	d.disconnectNetwork(c)
 	if err := c.SaveLocked(); err != nil {
 		slog.Error("save exited container", "id", c.ID, "err", err)

@@ -38,8 +38,11 @@ func MergeImageConfig(c *containertypes.Config, img ocispec.ImageConfig) {
 			c.Cmd = strslice.StrSlice(img.Cmd)
 		}
 	}
-	if c.Volumes == nil && len(img.Volumes) > 0 {
-		c.Volumes = map[string]struct{}{}
+	// The image's volumes are added to the user's, as in Docker.
+	if len(img.Volumes) > 0 {
+		if c.Volumes == nil {
+			c.Volumes = map[string]struct{}{}
+		}
 		for v := range img.Volumes {
 			c.Volumes[v] = struct{}{}
 		}

@@ -19,6 +19,8 @@ import (
 	pluginrouter "github.com/sdengine/engine/api/server/router/plugin"
 	volumerouter "github.com/sdengine/engine/api/server/router/volume"
 	"github.com/sdengine/engine/pkg/errdefs"
+
+	volumetypes "github.com/docker/docker/api/types/volume"
 )
 
 // fakeEngine has one container, "ctr", and the networks host and none;
@@ -26,6 +28,11 @@ import (
 type fakeEngine struct {
 	backend.Containers
 	backend.Builder
+	backend.Volumes
+}
+
+func (fakeEngine) VolumeCreate(_ context.Context, opts volumetypes.CreateOptions) (*volumetypes.Volume, error) {
+	return &volumetypes.Volume{Name: opts.Name, Driver: "local", Scope: "local"}, nil
 }
 
 func (fakeEngine) ContainerInspect(_ context.Context, name string, _ bool) (*backend.ContainerInspect, error) {
@@ -73,7 +80,7 @@ func (fakeEngine) NetworksPrune(context.Context, filters.Args) (*network.PruneRe
 
 func engineHandler() http.Handler {
 	e := fakeEngine{}
-	return New(containerrouter.New(e), networkrouter.New(e), volumerouter.New(), pluginrouter.New(), buildrouter.New(e)).Handler()
+	return New(containerrouter.New(e), networkrouter.New(e), volumerouter.New(e), pluginrouter.New(), buildrouter.New(e)).Handler()
 }
 
 func postBody(h http.Handler, target, ct, body string) *httptest.ResponseRecorder {
@@ -106,8 +113,8 @@ func TestMalformedBodiesAre400(t *testing.T) {
 		{"/networks/create", http.StatusBadRequest, "{}"},
 		{"/networks/bridge/connect", http.StatusNotFound, "{}"},
 		{"/networks/bridge/disconnect", http.StatusNotFound, "{}"},
-		// An empty body asks Docker for an anonymous volume: not built.
-		{"/volumes/create", http.StatusNotImplemented, "{}"},
+		// An empty body asks for an anonymous volume.
+		{"/volumes/create", http.StatusCreated, "{}"},
 		{"/plugins/foobar/set", http.StatusNotFound, "[]"},
 		{"/plugins/foobar/upgrade", http.StatusBadRequest, "[]"},
 		{"/plugins/pull", http.StatusBadRequest, "[]"},
@@ -134,7 +141,6 @@ func TestWellFormedUnbuiltIs501(t *testing.T) {
 	h := engineHandler()
 	for _, c := range []struct{ target, body string }{
 		{"/containers/ctr/update", `{"Memory":0}`},
-		{"/volumes/create", `{"Name":"v"}`},
 		{"/plugins/pull?remote=vieux/sshfs", `[]`},
 	} {
 		rec := postBody(h, "/v1.51"+c.target, "application/json", c.body)

@@ -63,12 +63,6 @@ func newServer(limits Limits, routers ...router.Router) *Server {
 		m.Path("/v{version:[0-9.]+}" + path).Methods(method).Handler(h)
 		m.Path(path).Methods(method).Handler(h)
 	}
-	// Looking up one volume by name is how clients probe for one (`docker
-	// inspect X` asks every kind in turn): none exist here yet, so the
-	// truthful answer is 404, not 501.
-	h := s.makeHandler(router.Route{Handler: noSuchVolume})
-	m.Path("/v{version:[0-9.]+}/volumes/{name:.*}").Methods(http.MethodGet).Handler(h)
-	m.Path("/volumes/{name:.*}").Methods(http.MethodGet).Handler(h)
 	// Docker answers OPTIONS (CORS preflight) on every path with an empty
 	// 200, after the version check like any other route.
 	options := s.makeHandler(router.Route{Handler: optionsOK})
@@ -199,10 +193,6 @@ func notImplemented(_ context.Context, _ http.ResponseWriter, r *http.Request, _
 	return httputils.NotImplemented(r)
 }
 
-func noSuchVolume(_ context.Context, _ http.ResponseWriter, _ *http.Request, vars map[string]string) error {
-	return errdefs.NotFound(fmt.Errorf("get %s: no such volume", vars["name"]))
-}
-
 // unimplemented lists Engine API endpoints not built yet.
 var unimplemented = []string{
 	"GET /events",
@@ -213,17 +203,11 @@ var unimplemented = []string{
 	"GET /containers/{name:.*}/top",
 	"GET /containers/{name:.*}/stats",
 	"GET /containers/{name:.*}/changes",
-	"GET /containers/{name:.*}/archive",
-	"HEAD /containers/{name:.*}/archive",
-	"PUT /containers/{name:.*}/archive",
 	"POST /containers/{name:.*}/pause",
 	"POST /containers/{name:.*}/unpause",
 	"POST /containers/{name:.*}/rename",
 	"POST /containers/{name:.*}/copy",
 	"POST /containers/prune",
-	"GET /volumes",
-	"POST /volumes/prune",
-	"DELETE /volumes/{name:.*}",
 	"GET /plugins",
 	"GET /swarm",
 	"POST /swarm/init",

@@ -168,9 +168,4 @@ func TestKnownRoutesStillServe(t *testing.T) {
 			t.Errorf("%s %s: %d %q, want 200 %q", c.method, c.target, rec.Code, rec.Body.String(), c.want)
 		}
 	}
-	// Looking up a volume by name is a 404 about that volume.
-	rec := serve(t, "GET", "/v1.51/volumes/abc")
-	if rec.Code != http.StatusNotFound || message(t, rec) != "get abc: no such volume" {
-		t.Errorf("GET /volumes/abc: %d %q", rec.Code, rec.Body.String())
-	}
 }

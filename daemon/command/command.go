@@ -212,7 +212,7 @@ func run(cfg *config.Config, tlsConf *tls.Config) error {
 		return err
 	}
 	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d),
-		distributionrouter.New(d), networkrouter.New(d), volumerouter.New(), pluginrouter.New(), buildrouter.New(d),
+		distributionrouter.New(d), networkrouter.New(d), volumerouter.New(d), pluginrouter.New(), buildrouter.New(d),
 		prunerouter.New(d))
 	listeners, err := listen(cfg, tlsConf)
 	if err != nil {

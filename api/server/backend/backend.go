@@ -49,6 +49,9 @@ type CreateParams struct {
 	// InitSystem is Config.Init, this engine's extension ("systemd").
 	InitSystem string
 	Platform   string
+	// ReadOnlyNonRecursive is the API before 1.44, whose read-only binds
+	// did not cover the mounts below them.
+	ReadOnlyNonRecursive bool
 }
 
 // StreamFunc is called once the request has been validated, to take over
@@ -85,6 +88,7 @@ type Containers interface {
 	ContainerAttach(ctx context.Context, name string, cfg AttachConfig, out StreamFunc) error
 	ContainerResize(ctx context.Context, name string, height, width uint) error
 	ContainerExport(ctx context.Context, name string, w io.Writer) error
+	ContainerArchive
 	ExecCreate(ctx context.Context, name string, cfg *containertypes.ExecOptions) (string, error)
 	ExecStart(ctx context.Context, id string, opts containertypes.ExecStartOptions, out StreamFunc) error
 	ExecInspect(ctx context.Context, id string) (*ExecInspect, error)

@@ -32,7 +32,7 @@ func NewInspectCommand(cli *command.Cli) *cobra.Command {
 // Commands returns the container commands for the "docker container" group.
 func Commands(cli *command.Cli) []*cobra.Command {
 	return []*cobra.Command{
-		NewAttachCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli), NewInspectCommand(cli),
+		NewAttachCommand(cli), NewCpCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli), NewInspectCommand(cli),
 		NewKillCommand(cli), NewLogsCommand(cli), NewPortCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
 		NewRmCommand(cli), NewRunCommand(cli), NewStartCommand(cli), NewStopCommand(cli),
 		NewWaitCommand(cli),
@@ -44,7 +44,7 @@ func Commands(cli *command.Cli) []*cobra.Command {
 // the top-level one handles images too.
 func TopLevelCommands(cli *command.Cli) []*cobra.Command {
 	cmds := []*cobra.Command{
-		NewAttachCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli),
+		NewAttachCommand(cli), NewCpCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli),
 		NewKillCommand(cli), NewLogsCommand(cli), NewPortCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
 		NewRmCommand(cli), NewRunCommand(cli), NewStartCommand(cli), NewStopCommand(cli),
 		NewWaitCommand(cli),

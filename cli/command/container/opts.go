@@ -40,6 +40,7 @@ type containerOptions struct {
 	cgroupParent                    string
 	ipc, pid, uts, shmSize          string
 	net                             networkOptions
+	mounts, volumesFrom             []string
 }
 
 func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
@@ -79,6 +80,8 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.groupAdd, "group-add", nil, "Add additional groups to join")
 	fs.StringArrayVar(&o.tmpfs, "tmpfs", nil, "Mount a tmpfs directory")
 	fs.StringArrayVarP(&o.volumes, "volume", "v", nil, "Bind mount a volume")
+	fs.StringArrayVar(&o.mounts, "mount", nil, "Attach a filesystem mount to the container")
+	fs.StringArrayVar(&o.volumesFrom, "volumes-from", nil, "Mount volumes from the specified container(s)")
 	fs.Var(&o.init, "init", "Run an init inside the container (--init: reaper; --init=systemd: the image's systemd as PID 1)")
 	fs.Lookup("init").NoOptDefVal = opts.InitFlagNoOptDefVal
 	fs.StringVar(&o.logDriver, "log-driver", "", "Logging driver for the container")
@@ -152,6 +155,10 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	if err != nil {
 		return nil, err
 	}
+	mounts, err := opts.ParseMounts(o.mounts)
+	if err != nil {
+		return nil, err
+	}
 	secOpts, err := opts.ParseSecurityOpts(o.securityOpt)
 	if err != nil {
 		return nil, err
@@ -198,6 +205,8 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 
 	h := &container.HostConfig{
 		Binds:          binds,
+		Mounts:         mounts,
+		VolumesFrom:    o.volumesFrom,
 		NetworkMode:    container.NetworkMode(networkMode(o.network)),
 		RestartPolicy:  restart,
 		Privileged:     o.privileged,

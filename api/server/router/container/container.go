@@ -41,6 +41,9 @@ func (c *containerRouter) Routes() []router.Route {
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/attach", Handler: c.attach},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/resize", Handler: c.resize},
 		{Method: http.MethodGet, Path: "/containers/{name:.*}/export", Handler: c.export},
+		{Method: http.MethodHead, Path: "/containers/{name:.*}/archive", Handler: c.archiveHead},
+		{Method: http.MethodGet, Path: "/containers/{name:.*}/archive", Handler: c.archiveGet},
+		{Method: http.MethodPut, Path: "/containers/{name:.*}/archive", Handler: c.archivePut, Body: router.BodyStream},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/exec", Handler: c.execCreate, Body: router.BodyConfig},
 		{Method: http.MethodDelete, Path: "/containers/{name:.*}", Handler: c.remove},
 		{Method: http.MethodPost, Path: "/exec/{id:.*}/start", Handler: c.execStart},
@@ -125,6 +128,8 @@ func versionedCreate(version string, p *backend.CreateParams) error {
 	if version == "" {
 		return nil
 	}
+	// Read-only binds became recursive with API 1.44.
+	p.ReadOnlyNonRecursive = versions.LessThan(version, "1.44")
 	if versions.LessThan(version, "1.43") {
 		// HostConfig.Annotations came with API 1.43.
 		p.HostConfig.Annotations = nil

@@ -1,0 +1,208 @@
+// Package volume implements "docker volume": create, ls, inspect, rm,
+// prune, on top of the Engine API client.
+package volume
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/go-units"
+	"github.com/spf13/cobra"
+
+	"github.com/sdengine/engine/cli/command"
+	"github.com/sdengine/engine/cli/formatter"
+	"github.com/sdengine/engine/runconfig/opts"
+)
+
+// Commands returns the "docker volume" subcommands.
+func Commands(cli *command.Cli) []*cobra.Command {
+	return []*cobra.Command{newCreateCommand(cli), newListCommand(cli), newInspectCommand(cli), newRemoveCommand(cli), newPruneCommand(cli)}
+}
+
+func newCreateCommand(cli *command.Cli) *cobra.Command {
+	var name, driver string
+	var optFlags, labelFlags []string
+	cmd := &cobra.Command{
+		Use:   "create [OPTIONS] [VOLUME]",
+		Short: "Create a volume",
+		Args:  command.RequiresMaxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if name != "" {
+					return fmt.Errorf("conflicting options: cannot specify a volume-name through both --name and as a positional arg")
+				}
+				name = args[0]
+			}
+			driverOpts, err := opts.ParseKeyValueOpts(optFlags, "opt")
+			if err != nil {
+				return err
+			}
+			labels, err := opts.BuildLabels(nil, labelFlags)
+			if err != nil {
+				return err
+			}
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			v, err := c.VolumeCreate(cmd.Context(), volume.CreateOptions{Name: name, Driver: driver, DriverOpts: driverOpts, Labels: labels})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cli.Out(), v.Name)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&driver, "driver", "d", "local", "Specify volume driver name")
+	fs.StringVar(&name, "name", "", "Specify volume name")
+	_ = fs.MarkHidden("name")
+	fs.StringArrayVarP(&optFlags, "opt", "o", nil, "Set driver specific options")
+	fs.StringArrayVar(&labelFlags, "label", nil, "Set metadata for a volume")
+	return cmd
+}
+
+func newListCommand(cli *command.Cli) *cobra.Command {
+	var quiet bool
+	var format string
+	var filterFlags []string
+	cmd := &cobra.Command{
+		Use:     "ls [OPTIONS]",
+		Aliases: []string{"list"},
+		Short:   "List volumes",
+		Args:    command.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := opts.ParseFilters(filterFlags)
+			if err != nil {
+				return err
+			}
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			resp, err := c.VolumeList(cmd.Context(), volume.ListOptions{Filters: f})
+			if err != nil {
+				return err
+			}
+			if quiet && format == "" {
+				format = formatter.VolumeQuietFormat
+			}
+			var items []any
+			for _, v := range resp.Volumes {
+				items = append(items, formatter.Volume{V: v})
+			}
+			return formatter.Write(cli.Out(), format, formatter.VolumeTableFormat, formatter.VolumeHeaders, items)
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVarP(&quiet, "quiet", "q", false, "Only display volume names")
+	fs.StringVar(&format, "format", "", "Format output using a custom template")
+	fs.StringArrayVarP(&filterFlags, "filter", "f", nil, "Provide filter values (e.g. \"dangling=true\")")
+	return cmd
+}
+
+func newInspectCommand(cli *command.Cli) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "inspect [OPTIONS] VOLUME [VOLUME...]",
+		Short: "Display detailed information on one or more volumes",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return command.Inspect(cli.Out(), cli.Err(), args, format, func(ref string) ([]byte, error) {
+				_, raw, err := c.VolumeInspectWithRaw(cmd.Context(), ref)
+				return raw, err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "", "Format output using a custom template")
+	return cmd
+}
+
+func newRemoveCommand(cli *command.Cli) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:     "rm [OPTIONS] VOLUME [VOLUME...]",
+		Aliases: []string{"remove"},
+		Short:   "Remove one or more volumes",
+		Args:    command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			failed := false
+			for _, n := range args {
+				if err := c.VolumeRemove(cmd.Context(), n, force); err != nil {
+					fmt.Fprintln(cli.Err(), err)
+					failed = true
+					continue
+				}
+				fmt.Fprintln(cli.Out(), n)
+			}
+			if failed {
+				return command.StatusError{StatusCode: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "Force the removal of one or more volumes")
+	return cmd
+}
+
+func newPruneCommand(cli *command.Cli) *cobra.Command {
+	var all, force bool
+	var filterFlags []string
+	cmd := &cobra.Command{
+		Use:   "prune [OPTIONS]",
+		Short: "Remove unused local volumes",
+		Args:  command.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := opts.ParseFilters(filterFlags)
+			if err != nil {
+				return err
+			}
+			if all {
+				f.Add("all", "true")
+			}
+			if !force {
+				warning := "WARNING! This will remove anonymous local volumes not used by at least one container.\nAre you sure you want to continue? [y/N] "
+				if all {
+					warning = "WARNING! This will remove all local volumes not used by at least one container.\nAre you sure you want to continue? [y/N] "
+				}
+				fmt.Fprint(cli.Out(), warning)
+				answer, _ := bufio.NewReader(cli.In()).ReadString('\n')
+				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+					return nil
+				}
+			}
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			report, err := c.VolumesPrune(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if len(report.VolumesDeleted) > 0 {
+				fmt.Fprintln(cli.Out(), "Deleted Volumes:")
+				for _, n := range report.VolumesDeleted {
+					fmt.Fprintln(cli.Out(), n)
+				}
+				fmt.Fprintln(cli.Out())
+			}
+			fmt.Fprintln(cli.Out(), "Total reclaimed space:", units.HumanSize(float64(report.SpaceReclaimed)))
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVarP(&all, "all", "a", false, "Remove all unused volumes, not just anonymous ones")
+	fs.BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
+	fs.StringArrayVar(&filterFlags, "filter", nil, "Provide filter values (e.g. \"label=<label>\")")
+	return cmd
+}
