@@ -11,7 +11,6 @@ import (
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/filters"
 	imagetypes "github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/api/types/volume"
 	"github.com/opencontainers/go-digest"
 
 	"github.com/sdengine/engine/api/server/backend"
@@ -173,7 +172,11 @@ func (d *Daemon) SystemDiskUsage(ctx context.Context, opts backend.DiskUsageOpti
 		du.Containers = list
 	}
 	if opts.Volumes {
-		du.Volumes = []*volume.Volume{}
+		vs, err := d.VolumesUsage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		du.Volumes = vs
 	}
 	return du, nil
 }

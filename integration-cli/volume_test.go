@@ -33,6 +33,11 @@ func TestVolumes(t *testing.T) {
 		if out := must("volume", "ls", "-q", "--filter", "label=k=v"); !strings.Contains(out, name) {
 			t.Errorf("volume ls label filter: %q", out)
 		}
+		// system df counts the volume with its data (the stock CLI's: ours
+		// has no system df).
+		if r := d.Stock("system", "df", "-v", "--format", "{{range .Volumes}}{{.Name}} {{.Size}};{{end}}"); r.Code != 0 || !strings.Contains(r.Stdout, name+" 5B;") {
+			t.Errorf("system df -v: %s", r)
+		}
 		// In use: refused.
 		id := remember(must("create", "-v", name+":/data", "busybox"))
 		if r := cli("volume", "rm", name); r.Code == 0 || !strings.Contains(r.Stderr, "volume is in use - ["+id+"]") {
