@@ -111,21 +111,18 @@ func NewWaitCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			failed := false
-			for _, n := range args {
-				resC, errC := c.ContainerWait(cmd.Context(), n, container.WaitConditionNotRunning)
+			// Each wait is its own request, so waiting for all of them at
+			// once costs the longest, not the sum; the codes still come
+			// in the order of the arguments.
+			return forEachOutput(cmd.Context(), cli, args, func(ctx context.Context, n string) (string, error) {
+				resC, errC := c.ContainerWait(ctx, n, container.WaitConditionNotRunning)
 				select {
 				case r := <-resC:
-					fmt.Fprintln(cli.Out(), r.StatusCode)
+					return fmt.Sprint(r.StatusCode), nil
 				case err := <-errC:
-					fmt.Fprintln(cli.Err(), err)
-					failed = true
+					return "", err
 				}
-			}
-			if failed {
-				return command.StatusError{StatusCode: 1}
-			}
-			return nil
+			})
 		},
 	}
 }
