@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -34,13 +35,24 @@ func forEachOutput(ctx context.Context, cli *command.Cli, names []string, op fun
 	return reportErrors(cli.Err(), errs)
 }
 
+// notFailure marks an error a batch command reports without failing, as
+// `docker rm -f` does for a container that does not exist.
+type notFailure struct{ error }
+
+func (e notFailure) Unwrap() error { return e.error }
+
 // reportErrors prints errs on w, one a line, and turns them into the
-// batch commands' exit status.
+// batch commands' exit status: 1 if any is a failure.
 func reportErrors(w io.Writer, errs []error) error {
+	failed := false
 	for _, err := range errs {
 		fmt.Fprintln(w, err)
+		var nf notFailure
+		if !errors.As(err, &nf) {
+			failed = true
+		}
 	}
-	if len(errs) > 0 {
+	if failed {
 		return command.StatusError{StatusCode: 1}
 	}
 	return nil

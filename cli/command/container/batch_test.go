@@ -111,3 +111,20 @@ func TestForEachErrorsAfterResults(t *testing.T) {
 		t.Errorf("no errors gave %v", err)
 	}
 }
+
+// docker rm -f says that a container is not there but does not fail.
+func TestReportErrorsNotFailure(t *testing.T) {
+	var stderr bytes.Buffer
+	err := reportErrors(&stderr, []error{notFailure{errors.New("No such container: x")}})
+	if err != nil {
+		t.Errorf("a not-failure gave status %v", err)
+	}
+	if stderr.String() != "No such container: x\n" {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	err = reportErrors(&stderr, []error{notFailure{errors.New("gone")}, errors.New("refused")})
+	var se command.StatusError
+	if !errors.As(err, &se) || se.StatusCode != 1 {
+		t.Errorf("a failure beside a not-failure gave %v, want exit status 1", err)
+	}
+}

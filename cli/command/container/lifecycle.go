@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"github.com/sdengine/engine/cli/command"
@@ -90,7 +91,13 @@ func NewRmCommand(cli *command.Cli) *cobra.Command {
 				return err
 			}
 			return forEach(cli, args, func(ctx context.Context, n string) error {
-				return c.ContainerRemove(ctx, n, o)
+				err := c.ContainerRemove(ctx, n, o)
+				if err != nil && o.Force && cerrdefs.IsNotFound(err) {
+					// Docker's rm -f: a container that is not there
+					// is what was asked for; it is said, not failed.
+					return notFailure{err}
+				}
+				return err
 			}, cmd.Context())
 		},
 	}
