@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"github.com/sdengine/engine/cli/command"
@@ -90,7 +91,13 @@ func NewRmCommand(cli *command.Cli) *cobra.Command {
 				return err
 			}
 			return forEach(cli, args, func(ctx context.Context, n string) error {
-				return c.ContainerRemove(ctx, n, o)
+				err := c.ContainerRemove(ctx, n, o)
+				if err != nil && o.Force && cerrdefs.IsNotFound(err) {
+					// Docker's rm -f: a container that is not there
+					// is what was asked for; it is said, not failed.
+					return notFailure{err}
+				}
+				return err
 			}, cmd.Context())
 		},
 	}
@@ -111,21 +118,18 @@ func NewWaitCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			failed := false
-			for _, n := range args {
-				resC, errC := c.ContainerWait(cmd.Context(), n, container.WaitConditionNotRunning)
+			// Each wait is its own request, so waiting for all of them at
+			// once costs the longest, not the sum; the codes still come
+			// in the order of the arguments.
+			return forEachOutput(cmd.Context(), cli, args, func(ctx context.Context, n string) (string, error) {
+				resC, errC := c.ContainerWait(ctx, n, container.WaitConditionNotRunning)
 				select {
 				case r := <-resC:
-					fmt.Fprintln(cli.Out(), r.StatusCode)
+					return fmt.Sprint(r.StatusCode), nil
 				case err := <-errC:
-					fmt.Fprintln(cli.Err(), err)
-					failed = true
+					return "", err
 				}
-			}
-			if failed {
-				return command.StatusError{StatusCode: 1}
-			}
-			return nil
+			})
 		},
 	}
 }

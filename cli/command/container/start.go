@@ -3,7 +3,6 @@ package container
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/sdengine/engine/cli/command"
@@ -43,23 +42,4 @@ func NewStartCommand(cli *command.Cli) *cobra.Command {
 	cmd.Flags().BoolVarP(&attach, "attach", "a", false, "Attach STDOUT/STDERR and forward signals")
 	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "Attach container's STDIN")
 	return cmd
-}
-
-// forEach runs op on every named container, printing each name on success
-// and each error on stderr, and fails (status 1) if any failed - docker's
-// behaviour for start/stop/kill/rm/restart.
-func forEach(cli *command.Cli, names []string, op func(ctx context.Context, name string) error, ctx context.Context) error {
-	failed := false
-	for _, n := range names {
-		if err := op(ctx, n); err != nil {
-			fmt.Fprintln(cli.Err(), err)
-			failed = true
-			continue
-		}
-		fmt.Fprintln(cli.Out(), n)
-	}
-	if failed {
-		return command.StatusError{StatusCode: 1}
-	}
-	return nil
 }

@@ -46,7 +46,7 @@ func main() {
 	flag.StringVar(&o.dockerd, "dockerd", "/usr/sbin/dockerd", "Docker Engine daemon")
 	flag.StringVar(&o.podman, "podman", "/usr/bin/podman", "podman")
 	flag.BoolVar(&o.debug, "debug", true, "run our dockerd with -D (phase timings in the table)")
-	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,logs,load,systemd (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,batch,logs,load,systemd (default all)")
 	flag.IntVar(&o.samples, "samples", 0, "samples of run/exec per engine (default 20, quick 5)")
 	flag.Parse()
 	set := func(p *int, full, quick int) {
@@ -131,6 +131,7 @@ func run(o *options) error {
 		{"run", func() { benchRun(ctx, o, es, rs) }},
 		{"exec", func() { benchExec(ctx, o, es, rs) }},
 		{"many", func() { benchMany(ctx, o, es, rs) }},
+		{"batch", func() { benchBatch(ctx, o, es, rs) }},
 		{"logs", func() { benchLogs(ctx, o, es, rs) }},
 		{"load", func() {
 			img := filepath.Join(o.base, "bigimage.tar")
