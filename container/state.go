@@ -29,8 +29,13 @@ type State struct {
 	FinishedAt time.Time
 }
 
-// Running reports whether the container's process is alive.
-func (s *State) Running() bool { return s.Status == StatusRunning }
+// Running reports whether the container's process is alive (paused
+// included: its processes are there, frozen).
+func (s *State) Running() bool { return s.Status == StatusRunning || s.Status == StatusPaused }
+
+// Restarting reports whether the restart policy is about to start the
+// container again.
+func (s *State) Restarting() bool { return s.Status == StatusRestarting }
 
 // SetRunning records a successful start.
 func (s *State) SetRunning(pid int) {
@@ -75,6 +80,10 @@ func (s *State) Summary(now time.Time) string {
 			return fmt.Sprintf("Exited (%d)", s.ExitCode)
 		}
 		return fmt.Sprintf("Exited (%d) %s ago", s.ExitCode, units.HumanDuration(now.Sub(s.FinishedAt)))
+	case StatusRestarting:
+		return fmt.Sprintf("Restarting (%d) %s ago", s.ExitCode, units.HumanDuration(now.Sub(s.FinishedAt)))
+	case StatusPaused:
+		return "Up " + units.HumanDuration(now.Sub(s.StartedAt)) + " (Paused)"
 	case StatusRemoving:
 		return "Removal In Progress"
 	case StatusDead:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/config"
+	"github.com/sdengine/engine/daemon/events"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/distribution"
@@ -36,6 +37,7 @@ type Daemon struct {
 	// bridge is the default bridge network; nil with --bridge none.
 	bridge  *bridge.Bridge
 	started time.Time
+	events  *events.Events
 
 	mu      sync.Mutex
 	tasks   map[string]execdriver.Task  // running containers, by ID
@@ -97,11 +99,13 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		cgroupDriver: cgDriver,
 		machines:     newMachineRegistry(),
 		started:      time.Now(),
+		events:       events.New(),
 		tasks:        map[string]execdriver.Task{},
 		pending:      map[string][]*pendingAttach{},
 		execs:        map[string]*execConfig{},
 	}
 	d.recover(ctx)
+	d.restartOnBoot()
 	slog.Info("daemon ready", "root", cfg.Root, "exec-root", cfg.ExecRoot, "storage-driver", gd.Name(),
 		"containers", len(containers.List()), "images", len(images.List()), "min-free-space", reserve.String())
 	return d, nil

@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/pkg/stringid"
 
 	"github.com/sdengine/engine/api/server/backend"
@@ -48,6 +51,7 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	d.mu.Lock()
 	d.execs[e.id] = e
 	d.mu.Unlock()
+	d.containerEvent(c, eventtypes.Action(string(eventtypes.ActionExecCreate)+": "+strings.Join(opts.Cmd, " ")), map[string]string{"execID": e.id})
 	return e.id, nil
 }
 
@@ -121,6 +125,9 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 		e.running = false
 		e.exitCode = &code
 		e.mu.Unlock()
+		if c, err := d.containers.Get(e.containerID); err == nil {
+			d.containerEvent(c, eventtypes.ActionExecDie, map[string]string{"execID": e.id, "exitCode": strconv.Itoa(code)})
+		}
 	}
 	if conn == nil {
 		go wait()
@@ -210,6 +217,7 @@ func (d *Daemon) startExec(ctx context.Context, e *execConfig, startOpts contain
 	e.mu.Lock()
 	e.proc, e.running, e.pid = proc, true, proc.Pid()
 	e.mu.Unlock()
+	d.containerEvent(c, eventtypes.Action(string(eventtypes.ActionExecStart)+": "+strings.Join(e.opts.Cmd, " ")), map[string]string{"execID": e.id})
 	return proc, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	eventtypes "github.com/docker/docker/api/types/events"
 
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
@@ -124,6 +125,7 @@ func (d *Daemon) ContainerAttach(ctx context.Context, name string, cfg backend.A
 		return err
 	}
 	defer stdin.Close()
+	d.containerEvent(c, eventtypes.ActionAttach, nil)
 	if cfg.Logs {
 		opts := containertypes.LogsOptions{ShowStdout: cfg.Stdout, ShowStderr: cfg.Stderr}
 		replay := func(bool) (io.ReadCloser, io.Writer, io.Writer, error) { return nil, stdout, stderr, nil }

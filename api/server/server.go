@@ -205,7 +205,6 @@ func noSuchVolume(_ context.Context, _ http.ResponseWriter, _ *http.Request, var
 
 // unimplemented lists Engine API endpoints not built yet.
 var unimplemented = []string{
-	"GET /events",
 	"GET /system/df",
 	"POST /build/prune",
 	"POST /build/cancel",
