@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/pkg/stringid"
 
 	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -43,9 +44,13 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	}
 	c.Lock()
 	running := c.State.Running()
+	paused := c.State.Status == container.StatusPaused
 	c.Unlock()
 	if !running {
 		return "", errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
+	}
+	if paused {
+		return "", errdefs.Conflict(fmt.Errorf("Container %s is paused, unpause the container before exec", c.ID))
 	}
 	e := &execConfig{id: stringid.GenerateRandomID(), containerID: c.ID, opts: *opts}
 	d.mu.Lock()

@@ -110,6 +110,7 @@ func (d *Daemon) stop(ctx context.Context, c *container.Container, sigName strin
 		// closes exited; otherwise the SIGKILL below follows.
 		slog.Debug("stop signal not delivered", "id", c.ID, "err", err)
 	}
+	d.thawIfPaused(c, task)
 	crashpoint.Hit("stop-after-signal")
 	// Once signalled, the stop runs to its end whatever becomes of the
 	// request, as in Docker: a client that goes away (or times out) must
@@ -127,6 +128,7 @@ func (d *Daemon) stop(ctx context.Context, c *container.Container, sigName strin
 			if err := task.Signal(syscall.SIGKILL); err != nil {
 				slog.Debug("SIGKILL not delivered", "id", c.ID, "err", err)
 			}
+			d.thawIfPaused(c, task)
 			select {
 			case <-exited:
 				done <- nil
@@ -231,6 +233,7 @@ func (d *Daemon) ContainerKill(ctx context.Context, name, sigName string) error 
 		}
 		return fmt.Errorf("cannot kill container: %s: %w", name, err)
 	}
+	d.thawIfPaused(c, task)
 	if sig == syscall.SIGKILL {
 		// Docker returns from a SIGKILL once the container is gone.
 		select {
@@ -364,6 +367,7 @@ func (d *Daemon) killAndWait(ctx context.Context, c *container.Container) error 
 		// Exiting on its own: exited closes once that is recorded.
 		slog.Debug("SIGKILL not delivered", "id", c.ID, "err", err)
 	}
+	d.thawIfPaused(c, task)
 	select {
 	case <-exited:
 		return nil

@@ -78,11 +78,13 @@ type shim struct {
 
 	container *libcontainer.Container
 	// limits is the cgroup above the container's that holds its limits.
-	limits   cgroups.Manager
-	init     *libcontainer.Process
-	pid      int
-	listener net.Listener
-	logw     logger.Logger
+	limits cgroups.Manager
+	// limitsRes is what the limits cgroup holds, kept for updates.
+	limitsRes *cgroups.Resources
+	init      *libcontainer.Process
+	pid       int
+	listener  net.Listener
+	logw      logger.Logger
 	// consolePTY is the /dev/console pty of a ConsolePTY container.
 	consolePTY *consolePTY
 
@@ -311,6 +313,7 @@ func (s *shim) createCgroups(config *configs.Config) error {
 	if s.limits, err = createLimits(limits); err != nil {
 		return err
 	}
+	s.limitsRes = limits.Resources
 	privileged := slices.Contains(s.spec.Process.Capabilities.Bounding, "CAP_SYS_ADMIN")
 	allControllers := s.spec.Annotations[oci.CgroupsAnnotation] == oci.CgroupsWritable
 	if err := confineCgroupMount(config, payload, privileged, allControllers); err != nil {
