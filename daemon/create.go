@@ -43,6 +43,7 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 
 	cfg := *p.Config
 	runconfig.MergeImageConfig(&cfg, img.Config.Config)
+	mergeHealthcheck(&cfg, imageHealthcheck(img.RawConfig))
 	path, args := runconfig.Command(&cfg)
 	// As in Docker, only a command that is missing altogether is refused:
 	// Cmd [""] is created (and fails at start, as it does in Docker).
@@ -240,11 +241,6 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 				return nil, errdefs.InvalidParameter(err)
 			}
 		}
-	}
-	// Health checks are recorded (inspect shows them) but not run: say
-	// so rather than ignore them silently (docs/differences.md).
-	if h := p.Config.Healthcheck; h != nil && len(h.Test) > 0 && h.Test[0] != "NONE" {
-		warnings = append(warnings, "health checks are not run by this engine yet: the container will have no health status")
 	}
 	if err := validateRestartPolicy(hc); err != nil {
 		return nil, err

@@ -43,6 +43,8 @@ type Daemon struct {
 	tasks   map[string]execdriver.Task  // running containers, by ID
 	pending map[string][]*pendingAttach // attachers waiting for a start
 	execs   map[string]*execConfig      // exec instances, by exec ID
+	// healthMonitors holds each running container's health checks, by ID.
+	healthMonitors sync.Map
 	closing bool
 }
 

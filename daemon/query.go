@@ -165,6 +165,7 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 			Running:    st.Running() || st.Restarting(),
 			Paused:     st.Status == container.StatusPaused,
 			Restarting: st.Restarting(),
+			Health:     st.Health,
 			Pid:        st.Pid,
 			ExitCode:   st.ExitCode,
 			Error:      st.Error,

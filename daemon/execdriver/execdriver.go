@@ -105,4 +105,6 @@ type Process interface {
 	Resize(height, width uint16) error
 	// Wait returns the process's exit code (128+signal if killed).
 	Wait(ctx context.Context) (int, error)
+	// Signal sends sig to the process (a health probe over its timeout).
+	Signal(sig syscall.Signal) error
 }
