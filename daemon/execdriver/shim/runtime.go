@@ -50,8 +50,9 @@ func (s *shim) update(u *shimproto.Update) error {
 	config := s.container.Config()
 	if config.Cgroups != nil && config.Cgroups.Resources != nil {
 		pr := *config.Cgroups.Resources
+		// The device rules go along unchanged (libcontainer refuses
+		// execs in a container whose config skips them).
 		u.Apply(&pr)
-		pr.SkipDevices = true
 		cg := *config.Cgroups
 		cg.Resources = &pr
 		config.Cgroups = &cg
