@@ -39,6 +39,7 @@ type containerOptions struct {
 	devices                         []string
 	cgroupParent                    string
 	ipc, pid, uts, shmSize          string
+	health                          healthOptions
 }
 
 func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
@@ -89,6 +90,7 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.pid, "pid", "", "PID namespace to use (host, container:<name|id>)")
 	fs.StringVar(&o.uts, "uts", "", "UTS namespace to use (host)")
 	fs.StringVar(&o.shmSize, "shm-size", "", "Size of /dev/shm (default 64MB)")
+	o.health.addFlags(fs)
 }
 
 // parsed is the create request built from the flags.
@@ -178,6 +180,9 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	}
 	c.Env = env
 	c.Labels = labels
+	if c.Healthcheck, err = o.health.config(); err != nil {
+		return nil, err
+	}
 	c.WorkingDir = o.workdir
 	c.User = o.user
 	c.Hostname = o.hostname
