@@ -78,10 +78,13 @@ func Resolve(hc *containertypes.HealthConfig) (cfg Config, ok bool) {
 }
 
 // Runner runs a probe in the container, writing its output (stdout and
-// stderr) to out, and returns its exit code. It must return once ctx is
-// done, having killed the probe.
+// stderr) to out, and returns its exit code. The timeout runs from the
+// probe's start (as Docker's, so that the exec's own start-up is not
+// counted): a probe over it is killed, and Run returns, once its output
+// is all written, with timedOut. Run also kills the probe and returns
+// when ctx is done.
 type Runner interface {
-	Run(ctx context.Context, cmd []string, out io.Writer) (int, error)
+	Run(ctx context.Context, cmd []string, timeout time.Duration, out io.Writer) (code int, timedOut bool, err error)
 }
 
 // Recorder keeps a probe's result in the container's health and returns
@@ -135,13 +138,11 @@ func (b *limitedBuffer) String() string {
 // Probe runs one probe with cfg's timeout and returns its result.
 func Probe(ctx context.Context, cfg Config, r Runner) *containertypes.HealthcheckResult {
 	res := &containertypes.HealthcheckResult{Start: time.Now()}
-	pctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
 	var out limitedBuffer
-	code, err := r.Run(pctx, cfg.Cmd, &out)
+	code, timedOut, err := r.Run(ctx, cfg.Cmd, cfg.Timeout, &out)
 	res.End = time.Now()
 	switch {
-	case pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
+	case timedOut:
 		res.ExitCode = -1
 		res.Output = fmt.Sprintf("Health check exceeded timeout (%v)", cfg.Timeout)
 		if o := out.String(); o != "" {

@@ -65,11 +65,15 @@ type fakeRunner struct {
 	block bool
 }
 
-func (f *fakeRunner) Run(ctx context.Context, cmd []string, out io.Writer) (int, error) {
+func (f *fakeRunner) Run(ctx context.Context, cmd []string, timeout time.Duration, out io.Writer) (int, bool, error) {
 	fmt.Fprint(out, "partial output")
 	if f.block {
-		<-ctx.Done()
-		return 137, nil
+		select {
+		case <-ctx.Done():
+			return -1, false, ctx.Err()
+		case <-time.After(timeout):
+			return 137, true, nil
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -77,7 +81,7 @@ func (f *fakeRunner) Run(ctx context.Context, cmd []string, out io.Writer) (int,
 	if len(f.codes) > 1 {
 		f.codes = f.codes[1:]
 	}
-	return c, nil
+	return c, false, nil
 }
 
 func TestProbeTimeout(t *testing.T) {

@@ -3,6 +3,7 @@ package shim
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/opencontainers/cgroups"
 
@@ -42,12 +43,14 @@ func (s *shim) update(u *shimproto.Update) error {
 	u.Apply(&res)
 	// The device rules are set once, at creation: an update leaves them.
 	res.SkipDevices = true
-	if err := s.limits.Set(&res); err != nil {
-		return fmt.Errorf("updating the limits cgroup: %w", err)
-	}
-	res.SkipDevices = s.limitsRes.SkipDevices
-	*s.limitsRes = res
 	config := s.container.Config()
+	// A limit the kernel holds children to (a CFS quota on v1) cannot
+	// go below the payload's copy: lowered, the copy goes first.
+	payloadFirst := false
+	if err := s.limits.Set(&res); err != nil {
+		payloadFirst = true
+		slog.Debug("shim: limits cgroup refused the update before the payload's", "id", s.id, "err", err)
+	}
 	if config.Cgroups != nil && config.Cgroups.Resources != nil {
 		pr := *config.Cgroups.Resources
 		// The device rules go along unchanged (libcontainer refuses
@@ -60,6 +63,13 @@ func (s *shim) update(u *shimproto.Update) error {
 			return fmt.Errorf("updating the container's cgroup: %w", err)
 		}
 	}
+	if payloadFirst {
+		if err := s.limits.Set(&res); err != nil {
+			return fmt.Errorf("updating the limits cgroup: %w", err)
+		}
+	}
+	res.SkipDevices = s.limitsRes.SkipDevices
+	*s.limitsRes = res
 	return nil
 }
 
