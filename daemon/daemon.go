@@ -45,7 +45,7 @@ type Daemon struct {
 	execs   map[string]*execConfig      // exec instances, by exec ID
 	// healthMonitors holds each running container's health checks, by ID.
 	healthMonitors sync.Map
-	closing bool
+	closing        bool
 }
 
 // New opens the engine's state under cfg's paths, reconnects to the

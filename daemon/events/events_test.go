@@ -40,6 +40,7 @@ func TestRingAndSince(t *testing.T) {
 	if len(past) != 3 {
 		t.Fatalf("between since and until: %d, want 3", len(past))
 	}
+	//lint:ignore SA1019 the fields older clients read must be there
 	if past[0].Status != "start" || past[0].ID != "c" || past[0].From != "busybox" || past[0].Scope != "local" {
 		t.Fatalf("legacy fields: %+v", past[0])
 	}
