@@ -132,6 +132,7 @@ func (s *shim) start() error {
 	s.started = true
 	s.startedAt = time.Now()
 	if beforeErr == nil {
+		s.initExe = before
 		waitExeced(s.pid, before, time.Second)
 	}
 	return nil

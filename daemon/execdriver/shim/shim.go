@@ -100,10 +100,13 @@ type shim struct {
 	mu        sync.Mutex
 	started   bool
 	startedAt time.Time // when the program was let run; zero before
-	execs     map[string]*shimExec
-	status    execdriver.ExitStatus
-	exited    chan struct{} // closed once the exit is recorded and the container destroyed
-	conns     sync.WaitGroup
+	// initExe is libcontainer's init binary as the container's init ran
+	// it: an exec's process is that binary until it execs the command.
+	initExe os.FileInfo
+	execs   map[string]*shimExec
+	status  execdriver.ExitStatus
+	exited  chan struct{} // closed once the exit is recorded and the container destroyed
+	conns   sync.WaitGroup
 }
 
 // create sets up the container up to (not including) running the user's
