@@ -104,7 +104,7 @@ func NewRootCommand(c *command.Cli) *cobra.Command {
 	root.AddCommand(
 		group("container", "Manage containers", container.Commands(c)...),
 		group("image", "Manage images", image.Commands(c)...),
-		group("system", "Manage Docker", system.NewInfoCommand(c), system.NewEventsCommand(c)),
+		group("system", "Manage Docker", system.NewInfoCommand(c), system.NewEventsCommand(c), system.NewPruneCommand(c)),
 	)
 	disableFlagsInUseLine(root)
 	addCompletions(c, root)

@@ -206,3 +206,39 @@ func TestHealthStatus(t *testing.T) {
 		}
 	})
 }
+
+// container prune and system prune remove the stopped containers the
+// filter selects, and nothing running; rename and diff on the way.
+func TestPruneRenameDiff(t *testing.T) {
+	d := shared
+	clis(t, d, func(t *testing.T, cli func(args ...string) Result) {
+		d.MustCLI(t, "run", "--label", "prunetest=1", "busybox", "sh", "-c", "mkdir /foo; echo x > /foo/bar; rm /bin/ls")
+		stopped := remember(strings.TrimSpace(d.MustCLI(t, "ps", "-aq", "--no-trunc", "--filter", "label=prunetest=1")))
+		running := remember(d.MustCLI(t, "run", "-d", "--label", "prunetest=1", "busybox", "sleep", "1000"))
+		defer d.CLI("rm", "-f", running, stopped)
+		if r := cli("diff", stopped); r.Code != 0 || r.Stdout != "C /bin\nD /bin/ls\nA /foo\nA /foo/bar\n" {
+			t.Errorf("diff: %s", r)
+		}
+		if r := cli("rename", stopped, "prunetest-renamed"); r.Code != 0 {
+			t.Fatal(r)
+		}
+		if n := d.MustCLI(t, "inspect", "-f", "{{.Name}}", stopped); n != "/prunetest-renamed" {
+			t.Errorf("name after rename: %s", n)
+		}
+		r := cli("container", "prune", "-f", "--filter", "label=prunetest=1")
+		if r.Code != 0 || !strings.Contains(r.Stdout, stopped) || strings.Contains(r.Stdout, running) {
+			t.Errorf("container prune: %s", r)
+		}
+		if r := d.CLI("inspect", stopped); r.Code == 0 {
+			t.Error("pruned container still there")
+		}
+		if st := d.MustCLI(t, "inspect", "-f", "{{.State.Status}}", running); st != "running" {
+			t.Errorf("prune touched a running container: %s", st)
+		}
+	})
+	// Our CLI's system prune: containers, and what else the engine has.
+	id := remember(d.MustCLI(t, "create", "--label", "prunetest=2", "busybox"))
+	if r := d.CLI("system", "prune", "-f", "--filter", "label=prunetest=2"); r.Code != 0 || !strings.Contains(r.Stdout, id) {
+		t.Errorf("system prune: %s", r)
+	}
+}
