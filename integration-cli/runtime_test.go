@@ -3,6 +3,8 @@
 package integrationcli
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	containertypes "github.com/docker/docker/api/types/container"
 )
 
 // An always container whose process dies while no daemon runs comes back
@@ -240,5 +244,38 @@ func TestPruneRenameDiff(t *testing.T) {
 	id := remember(d.MustCLI(t, "create", "--label", "prunetest=2", "busybox"))
 	if r := d.CLI("system", "prune", "-f", "--filter", "label=prunetest=2"); r.Code != 0 || !strings.Contains(r.Stdout, id) {
 		t.Errorf("system prune: %s", r)
+	}
+}
+
+// With a tty, the detach sequence (ctrl-p ctrl-q by default, or the
+// client's) ends an attachment and leaves the container running with its
+// stdin open; what came before it reaches the container.
+func TestAttachDetachKeys(t *testing.T) {
+	d := shared
+	id := remember(d.MustCLI(t, "run", "-d", "-it", "busybox", "sh", "-c", "stty -echo; cat > /tmp/in"))
+	defer d.CLI("rm", "-f", id)
+	cli := d.Client(t)
+	defer cli.Close()
+	for _, c := range []struct{ keys, input string }{{"", "hello\n\x10\x11"}, {"ctrl-x,y", "again\n\x18y"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		hj, err := cli.ContainerAttach(ctx, id, containertypes.AttachOptions{Stream: true, Stdin: true, Stdout: true, DetachKeys: c.keys})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		if _, err := hj.Conn.Write([]byte(c.input)); err != nil {
+			t.Fatal(err)
+		}
+		// The daemon ends the stream: reading reaches its end.
+		_, err = io.Copy(io.Discard, hj.Reader)
+		hj.Close()
+		if ctx.Err() != nil {
+			t.Fatalf("detach keys %q: the attachment did not end (%v)", c.keys, err)
+		}
+		cancel()
+	}
+	waitFor(t, func() bool { return d.CLI("exec", id, "cat", "/tmp/in").Stdout == "hello\nagain\n" })
+	if st := d.MustCLI(t, "inspect", "-f", "{{.State.Status}}", id); st != "running" {
+		t.Errorf("after detaching: %s", st)
 	}
 }
