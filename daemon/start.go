@@ -288,15 +288,19 @@ func (d *Daemon) restartByPolicy(c *container.Container, after <-chan error) {
 	}
 	if err != nil {
 		c.Lock()
-		if c.State.Restarting() {
+		// A start by the user may have run meanwhile (it cancels the
+		// pending restart): then there is nothing to end here.
+		ended := c.State.Restarting()
+		if ended {
 			c.State.Status = container.StatusExited
 			if serr := c.SaveLocked(); serr != nil {
 				slog.Error("save stopped container", "id", c.ID, "err", serr)
 			}
+			// Waiters since the restart was decided (a stop) see it
+			// end here.
+			c.NotifyExit()
 		}
-		// Waiters since the restart was decided (a stop) see it end here.
-		c.NotifyExit()
-		autoRemove := c.HostConfig.AutoRemove
+		autoRemove := c.HostConfig.AutoRemove && ended
 		c.Unlock()
 		if autoRemove {
 			d.autoRemove(c)
