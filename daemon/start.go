@@ -280,9 +280,11 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 // records it stopped if a stop or kill cancelled the restart meanwhile.
 func (d *Daemon) restartByPolicy(c *container.Container, after <-chan error) {
 	err := <-after
+	startFailed := false
 	if err == nil {
 		_, err = d.start(context.Background(), c)
 		if err != nil {
+			startFailed = true
 			slog.Warn("restart policy: start failed", "id", c.ID, "err", err)
 		}
 	}
@@ -290,14 +292,16 @@ func (d *Daemon) restartByPolicy(c *container.Container, after <-chan error) {
 		c.Lock()
 		// A start by the user may have run meanwhile (it cancels the
 		// pending restart): then there is nothing to end here.
-		ended := c.State.Restarting()
-		if ended {
+		ended := c.State.Restarting() || startFailed
+		if c.State.Restarting() {
 			c.State.Status = container.StatusExited
 			if serr := c.SaveLocked(); serr != nil {
 				slog.Error("save stopped container", "id", c.ID, "err", serr)
 			}
-			// Waiters since the restart was decided (a stop) see it
-			// end here.
+		}
+		if ended {
+			// Waiters since the restart was decided (a stop, a wait)
+			// see it end here.
 			c.NotifyExit()
 		}
 		autoRemove := c.HostConfig.AutoRemove && ended
