@@ -102,12 +102,12 @@ func NewRootCommand(c *command.Cli) *cobra.Command {
 
 	root.AddCommand(container.TopLevelCommands(c)...)
 	root.AddCommand(image.TopLevelCommands(c)...)
-	root.AddCommand(system.NewVersionCommand(c), system.NewInfoCommand(c), system.NewInspectCommand(c))
+	root.AddCommand(system.NewVersionCommand(c), system.NewInfoCommand(c), system.NewInspectCommand(c), system.NewEventsCommand(c))
 	root.AddCommand(
 		group("container", "Manage containers", container.Commands(c)...),
 		group("image", "Manage images", image.Commands(c)...),
 		group("network", "Manage networks", network.Commands(c)...),
-		group("system", "Manage Docker", system.NewInfoCommand(c)),
+		group("system", "Manage Docker", system.NewInfoCommand(c), system.NewEventsCommand(c), system.NewPruneCommand(c)),
 		group("volume", "Manage volumes", volume.Commands(c)...),
 	)
 	disableFlagsInUseLine(root)

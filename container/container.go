@@ -16,8 +16,31 @@ import (
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 
+	"github.com/sdengine/engine/daemon/restartmanager"
 	"github.com/sdengine/engine/pkg/atomicfile"
 )
+
+// RestartManager is the container's restart policy manager, made from the
+// policy and count when first asked for. The caller holds the lock.
+func (c *Container) RestartManager() *restartmanager.Manager {
+	if c.restart == nil {
+		c.restart = restartmanager.New(c.HostConfig.RestartPolicy, c.RestartCount)
+	}
+	return c.restart
+}
+
+// ResetRestartManager cancels what the current manager had pending and
+// starts over (a start by the user); resetCount also zeroes RestartCount.
+// The caller holds the lock.
+func (c *Container) ResetRestartManager(resetCount bool) {
+	if c.restart != nil {
+		c.restart.Cancel()
+	}
+	c.restart = nil
+	if resetCount {
+		c.RestartCount = 0
+	}
+}
 
 // configFile is the one file a container's whole record lives in, so that
 // a crash can never leave its config and its state out of step.
@@ -78,9 +101,16 @@ type Container struct {
 
 	// Root is the container's directory under the daemon's data root.
 	Root string `json:"-"`
-	// RestartCount is kept for the API's benefit; restart policies are not
-	// applied by this engine yet.
+	// RestartCount counts the restarts the restart policy made since the
+	// user last started the container.
 	RestartCount int
+	// HasBeenManuallyStopped is set by `docker stop` and cleared by a
+	// start: an unless-stopped container the user stopped stays stopped
+	// across a daemon restart.
+	HasBeenManuallyStopped bool
+	// restart applies the restart policy to this run's exits; not
+	// persisted (a new daemon makes a new one from the policy and count).
+	restart *restartmanager.Manager
 	// ManualRestart is set (under the lock) while `docker restart` stops
 	// and starts the container again: the exit it causes is not the end
 	// of an auto-remove container (Docker's HasBeenManuallyRestarted).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/go-units"
 )
 
@@ -27,10 +28,17 @@ type State struct {
 	OOMKilled  bool
 	StartedAt  time.Time
 	FinishedAt time.Time
+	// Health is the health check's state, for containers that have one.
+	Health *containertypes.Health `json:",omitempty"`
 }
 
-// Running reports whether the container's process is alive.
-func (s *State) Running() bool { return s.Status == StatusRunning }
+// Running reports whether the container's process is alive (paused
+// included: its processes are there, frozen).
+func (s *State) Running() bool { return s.Status == StatusRunning || s.Status == StatusPaused }
+
+// Restarting reports whether the restart policy is about to start the
+// container again.
+func (s *State) Restarting() bool { return s.Status == StatusRestarting }
 
 // SetRunning records a successful start.
 func (s *State) SetRunning(pid int) {
@@ -41,6 +49,20 @@ func (s *State) SetRunning(pid int) {
 	s.OOMKilled = false
 	s.StartedAt = time.Now().UTC()
 	s.FinishedAt = time.Time{}
+}
+
+// healthSuffix is what `docker ps` adds to a running container's status.
+func (s *State) healthSuffix() string {
+	if s.Health == nil {
+		return ""
+	}
+	switch s.Health.Status {
+	case containertypes.Starting:
+		return " (health: starting)"
+	case containertypes.Healthy, containertypes.Unhealthy:
+		return " (" + string(s.Health.Status) + ")"
+	}
+	return ""
 }
 
 // SetExited records the end of the process.
@@ -69,12 +91,16 @@ func (s *State) SetStartFailed(code int, errMsg string) {
 func (s *State) Summary(now time.Time) string {
 	switch s.Status {
 	case StatusRunning:
-		return "Up " + units.HumanDuration(now.Sub(s.StartedAt))
+		return "Up " + units.HumanDuration(now.Sub(s.StartedAt)) + s.healthSuffix()
 	case StatusExited:
 		if s.FinishedAt.IsZero() {
 			return fmt.Sprintf("Exited (%d)", s.ExitCode)
 		}
 		return fmt.Sprintf("Exited (%d) %s ago", s.ExitCode, units.HumanDuration(now.Sub(s.FinishedAt)))
+	case StatusRestarting:
+		return fmt.Sprintf("Restarting (%d) %s ago", s.ExitCode, units.HumanDuration(now.Sub(s.FinishedAt)))
+	case StatusPaused:
+		return "Up " + units.HumanDuration(now.Sub(s.StartedAt)) + " (Paused)"
 	case StatusRemoving:
 		return "Removal In Progress"
 	case StatusDead:

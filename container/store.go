@@ -103,6 +103,22 @@ func (s *Store) Add(c *Container) error {
 	return nil
 }
 
+// Rename moves c to name (with its "/"), which must be free. The caller
+// holds c's lock.
+func (s *Store) Rename(c *Container, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, taken := s.names[name]; taken {
+		return errdefs.Conflict(fmt.Errorf("Conflict. The container name %q is already in use by container %q. You have to remove (or rename) that container to be able to reuse that name.", name, id))
+	}
+	if s.names[c.Name] == c.ID {
+		delete(s.names, c.Name)
+	}
+	s.names[name] = c.ID
+	c.Name = name
+	return nil
+}
+
 // Remove forgets c.
 func (s *Store) Remove(c *Container) {
 	s.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/pkg/namesgenerator"
 	"github.com/docker/docker/pkg/stringid"
 
@@ -46,6 +47,7 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	if err != nil {
 		return resp, err
 	}
+	mergeHealthcheck(&cfg, imageHealthcheck(img.RawConfig))
 	path, args := runconfig.Command(&cfg)
 	// As in Docker, only a command that is missing altogether is refused:
 	// Cmd [""] is created (and fails at start, as it does in Docker).
@@ -120,6 +122,7 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 		return resp, err
 	}
 	crashpoint.Hit("create-after-record")
+	d.containerEvent(c, eventtypes.ActionCreate, nil)
 	resp.ID = c.ID
 	resp.Warnings = warnings
 	if resp.Warnings == nil {
@@ -147,6 +150,18 @@ func (d *Daemon) newContainer(name string) (*container.Container, error) {
 			return nil, err
 		}
 	}
+}
+
+// validateRestartPolicy refuses a policy Docker refuses, and a policy
+// with --rm (Docker's message).
+func validateRestartPolicy(hc *containertypes.HostConfig) error {
+	if err := containertypes.ValidateRestartPolicy(hc.RestartPolicy); err != nil {
+		return errdefs.InvalidParameter(err)
+	}
+	if hc.AutoRemove && !hc.RestartPolicy.IsNone() {
+		return errdefs.InvalidParameter(fmt.Errorf("can't create 'AutoRemove' container with restart policy"))
+	}
+	return nil
 }
 
 // validateCreate refuses what this engine cannot honour, so that a
@@ -229,13 +244,8 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 			}
 		}
 	}
-	// Health checks are recorded (inspect shows them) but not run: say
-	// so rather than ignore them silently (docs/differences.md).
-	if h := p.Config.Healthcheck; h != nil && len(h.Test) > 0 && h.Test[0] != "NONE" {
-		warnings = append(warnings, "health checks are not run by this engine yet: the container will have no health status")
-	}
-	if hc.RestartPolicy.Name != "" && hc.RestartPolicy.Name != "no" {
-		warnings = append(warnings, "restart policies are not applied by this engine yet")
+	if err := validateRestartPolicy(hc); err != nil {
+		return nil, err
 	}
 	return warnings, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/config"
+	"github.com/sdengine/engine/daemon/events"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/native"
 	"github.com/sdengine/engine/distribution"
@@ -39,12 +40,15 @@ type Daemon struct {
 	bridge  *bridge.Bridge
 	nets    *netState // user-defined networks, the embedded DNS (usernet.go)
 	started time.Time
+	events  *events.Events
 
 	mu      sync.Mutex
 	tasks   map[string]execdriver.Task  // running containers, by ID
 	pending map[string][]*pendingAttach // attachers waiting for a start
 	execs   map[string]*execConfig      // exec instances, by exec ID
-	closing bool
+	// healthMonitors holds each running container's health checks, by ID.
+	healthMonitors sync.Map
+	closing        bool
 }
 
 // New opens the engine's state under cfg's paths, reconnects to the
@@ -105,6 +109,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		cgroupDriver: cgDriver,
 		machines:     newMachineRegistry(),
 		started:      time.Now(),
+		events:       events.New(),
 		tasks:        map[string]execdriver.Task{},
 		pending:      map[string][]*pendingAttach{},
 		execs:        map[string]*execConfig{},
@@ -115,6 +120,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	d.restoreVolumeRefs()
 	d.recover(ctx)
 	d.remountVolumes()
+	d.restartOnBoot()
 	slog.Info("daemon ready", "root", cfg.Root, "exec-root", cfg.ExecRoot, "storage-driver", gd.Name(),
 		"containers", len(containers.List()), "images", len(images.List()), "min-free-space", reserve.String())
 	return d, nil

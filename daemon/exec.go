@@ -7,12 +7,16 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/pkg/stringid"
 
 	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -48,9 +52,13 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	if c.HostConfig != nil {
 		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
 	}
+	paused := c.State.Status == container.StatusPaused
 	c.Unlock()
 	if !running {
 		return "", errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
+	}
+	if paused {
+		return "", errdefs.Conflict(fmt.Errorf("Container %s is paused, unpause the container before exec", c.ID))
 	}
 	// A user or group the container does not have is the request's fault,
 	// told at create as Docker does (400), not only as the exec's output
@@ -68,6 +76,7 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	d.mu.Lock()
 	d.execs[e.id] = e
 	d.mu.Unlock()
+	d.containerEvent(c, eventtypes.Action(string(eventtypes.ActionExecCreate)+": "+strings.Join(opts.Cmd, " ")), map[string]string{"execID": e.id})
 	return e.id, nil
 }
 
@@ -141,6 +150,9 @@ func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containerty
 		e.running = false
 		e.exitCode = &code
 		e.mu.Unlock()
+		if c, err := d.containers.Get(e.containerID); err == nil {
+			d.containerEvent(c, eventtypes.ActionExecDie, map[string]string{"execID": e.id, "exitCode": strconv.Itoa(code)})
+		}
 	}
 	if conn == nil {
 		go wait()
@@ -230,6 +242,7 @@ func (d *Daemon) startExec(ctx context.Context, e *execConfig, startOpts contain
 	e.mu.Lock()
 	e.proc, e.running, e.pid = proc, true, proc.Pid()
 	e.mu.Unlock()
+	d.containerEvent(c, eventtypes.Action(string(eventtypes.ActionExecStart)+": "+strings.Join(e.opts.Cmd, " ")), map[string]string{"execID": e.id})
 	return proc, nil
 }
 

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	eventtypes "github.com/docker/docker/api/types/events"
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/internal/crashpoint"
@@ -39,10 +41,40 @@ func (d *Daemon) ContainerStop(ctx context.Context, name string, opts containert
 }
 
 func (d *Daemon) stop(ctx context.Context, c *container.Container, sigName string, timeout *int) error {
+	d.mu.Lock()
+	shutdown := d.closing
+	d.mu.Unlock()
 	c.Lock()
+	// A stop is never undone by the restart policy; one by the daemon's
+	// shutdown is not the user's (unless-stopped comes back with the
+	// daemon).
+	if c.State.Running() || c.State.Restarting() {
+		if !shutdown {
+			c.HasBeenManuallyStopped = true
+		}
+		c.RestartManager().Cancel()
+	}
+	if c.State.Restarting() {
+		// Nothing runs: cancelling the pending restart is the stop.
+		exited := c.ExitChan()
+		if err := c.SaveLocked(); err != nil {
+			slog.Error("save stopped container", "id", c.ID, "err", err)
+		}
+		c.Unlock()
+		select {
+		case <-exited:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		d.containerEvent(c, eventtypes.ActionStop, nil)
+		return nil
+	}
 	if !c.State.Running() {
 		c.Unlock()
 		return errdefs.NotModified(fmt.Errorf("container %s is not running", c.ID))
+	}
+	if err := c.SaveLocked(); err != nil {
+		slog.Error("save stopping container", "id", c.ID, "err", err)
 	}
 	sig := stopSignal(c)
 	if sigName != "" {
@@ -72,11 +104,13 @@ func (d *Daemon) stop(ctx context.Context, c *container.Container, sigName strin
 		return errdefs.Unavailable(fmt.Errorf("container %s is not managed by this daemon any more", c.ID))
 	}
 	slog.Debug("stopping container", "id", c.ID, "signal", signal.Name(sig), "timeout", secs)
+	d.containerEvent(c, eventtypes.ActionKill, map[string]string{"signal": strconv.Itoa(int(sig))})
 	if err := task.Signal(sig); err != nil {
 		// It may be exiting on its own: its exit is being recorded and
 		// closes exited; otherwise the SIGKILL below follows.
 		slog.Debug("stop signal not delivered", "id", c.ID, "err", err)
 	}
+	d.thawIfPaused(c, task)
 	crashpoint.Hit("stop-after-signal")
 	// Once signalled, the stop runs to its end whatever becomes of the
 	// request, as in Docker: a client that goes away (or times out) must
@@ -94,6 +128,7 @@ func (d *Daemon) stop(ctx context.Context, c *container.Container, sigName strin
 			if err := task.Signal(syscall.SIGKILL); err != nil {
 				slog.Debug("SIGKILL not delivered", "id", c.ID, "err", err)
 			}
+			d.thawIfPaused(c, task)
 			select {
 			case <-exited:
 				done <- nil
@@ -107,6 +142,9 @@ func (d *Daemon) stop(ctx context.Context, c *container.Container, sigName strin
 	}()
 	select {
 	case err := <-done:
+		if err == nil {
+			d.containerEvent(c, eventtypes.ActionStop, nil)
+		}
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
@@ -146,7 +184,11 @@ func (d *Daemon) restart(ctx context.Context, c *container.Container, opts conta
 	if err := d.stop(ctx, c, opts.Signal, opts.Timeout); err != nil && !errdefs.IsNotModified(err) {
 		return err
 	}
-	return d.ContainerStart(ctx, c.ID)
+	if err := d.ContainerStart(ctx, c.ID); err != nil {
+		return err
+	}
+	d.containerEvent(c, eventtypes.ActionRestart, nil)
+	return nil
 }
 
 // ContainerKill sends a signal (SIGKILL by default) to the container.
@@ -163,18 +205,35 @@ func (d *Daemon) ContainerKill(ctx context.Context, name, sigName string) error 
 	}
 	c.Lock()
 	running := c.State.Running()
+	restarting := c.State.Restarting()
+	// The container's own stop signal (or SIGKILL, or any signal when it
+	// has none of its own) ends the restart policy for this run, as in
+	// Docker; another signal leaves it: the container may die of it and
+	// be restarted.
+	if running || restarting {
+		own := stopSignal(c)
+		if c.Config.StopSignal == "" || sig == syscall.SIGKILL || sig == own {
+			c.RestartManager().Cancel()
+		}
+	}
 	exited := c.ExitChan()
 	task := d.task(c.ID)
 	c.Unlock()
+	if restarting {
+		d.containerEvent(c, eventtypes.ActionKill, map[string]string{"signal": strconv.Itoa(int(sig))})
+		return nil
+	}
 	if !running || task == nil {
 		return errdefs.Conflict(fmt.Errorf("cannot kill container: %s: container %s is not running", name, c.ID))
 	}
+	d.containerEvent(c, eventtypes.ActionKill, map[string]string{"signal": strconv.Itoa(int(sig))})
 	if err := task.Signal(sig); err != nil {
 		if errdefs.IsConflict(err) {
 			return errdefs.Conflict(fmt.Errorf("cannot kill container: %s: container %s is not running", name, c.ID))
 		}
 		return fmt.Errorf("cannot kill container: %s: %w", name, err)
 	}
+	d.thawIfPaused(c, task)
 	if sig == syscall.SIGKILL {
 		// Docker returns from a SIGKILL once the container is gone.
 		select {
@@ -262,8 +321,12 @@ func (d *Daemon) ContainerRemove(ctx context.Context, name string, opts containe
 	}
 	c.Lock()
 	running := c.State.Running()
+	restarting := c.State.Restarting()
 	c.Unlock()
-	if running {
+	if restarting && !opts.Force {
+		return errdefs.Conflict(fmt.Errorf("cannot remove container %q: container is restarting: stop the container before removing or force remove", c.Name))
+	}
+	if running || restarting {
 		if !opts.Force {
 			return errdefs.Conflict(fmt.Errorf("cannot remove container %q: container is running: stop the container before removing or force remove", c.Name))
 		}
@@ -277,6 +340,19 @@ func (d *Daemon) ContainerRemove(ctx context.Context, name string, opts containe
 // killAndWait sends SIGKILL and returns once the exit is recorded.
 func (d *Daemon) killAndWait(ctx context.Context, c *container.Container) error {
 	c.Lock()
+	if c.State.Running() || c.State.Restarting() {
+		c.RestartManager().Cancel()
+	}
+	if c.State.Restarting() {
+		exited := c.ExitChan()
+		c.Unlock()
+		select {
+		case <-exited:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	running := c.State.Running()
 	exited := c.ExitChan()
 	task := d.task(c.ID)
@@ -291,6 +367,7 @@ func (d *Daemon) killAndWait(ctx context.Context, c *container.Container) error 
 		// Exiting on its own: exited closes once that is recorded.
 		slog.Debug("SIGKILL not delivered", "id", c.ID, "err", err)
 	}
+	d.thawIfPaused(c, task)
 	select {
 	case <-exited:
 		return nil
@@ -364,6 +441,7 @@ func (d *Daemon) remove(c *container.Container, removeVolumes bool) error {
 	// After the record: a crash before it leaves the references, which
 	// the next daemon rebuilds from the records.
 	d.releaseVolumes(c, removeVolumes)
+	d.containerEvent(c, eventtypes.ActionDestroy, nil)
 	d.forgetExecs(c.ID)
 	d.failPending(c.ID, errdefs.NotFound(fmt.Errorf("container %s was removed", c.ID)))
 	c.NotifyRemoved()

@@ -161,7 +161,10 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 		Args:    c.Args,
 		State: &containertypes.State{
 			Status:     containertypes.ContainerState(st.Status),
-			Running:    st.Running(),
+			Running:    st.Running() || st.Restarting(),
+			Paused:     st.Status == container.StatusPaused,
+			Restarting: st.Restarting(),
+			Health:     st.Health,
 			Pid:        st.Pid,
 			ExitCode:   st.ExitCode,
 			Error:      st.Error,

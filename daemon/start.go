@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
+
+	eventtypes "github.com/docker/docker/api/types/events"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
+	"github.com/sdengine/engine/daemon/restartmanager"
 	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
 	runconfigopts "github.com/sdengine/engine/runconfig/opts"
@@ -25,6 +29,13 @@ func (d *Daemon) ContainerStart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	// A start by the user starts the restart policy over, as in Docker.
+	c.Lock()
+	if !c.State.Running() {
+		c.ResetRestartManager(true)
+		c.HasBeenManuallyStopped = false
+	}
+	c.Unlock()
 	autoRemove, err := d.start(ctx, c)
 	if err != nil && autoRemove {
 		// Docker removes a --rm container whose start failed; a client
@@ -71,6 +82,8 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 	}
 	d.registerMachine(c, task.Pid())
 	go d.monitor(c, task)
+	d.containerEvent(c, eventtypes.ActionStart, nil)
+	d.startHealth(c, task)
 	return false, nil
 }
 
@@ -227,13 +240,100 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 	}
 	d.mu.Lock()
 	delete(d.tasks, c.ID)
+	shuttingDown := d.closing
 	d.mu.Unlock()
-	autoRemove := c.HostConfig.AutoRemove && !c.ManualRestart
+	d.stopHealth(c)
+	// The restart policy decides, unless the user restarts the container
+	// (docker restart starts it itself) or the daemon is going away.
+	var restartAfter <-chan error
+	if !c.ManualRestart && !shuttingDown {
+		var ok bool
+		ok, restartAfter = c.RestartManager().ShouldRestart(st.Code, c.HasBeenManuallyStopped, c.State.FinishedAt.Sub(c.State.StartedAt))
+		if ok {
+			c.RestartCount++
+			c.State.Status = container.StatusRestarting
+			if err := c.SaveLocked(); err != nil {
+				slog.Error("save restarting container", "id", c.ID, "err", err)
+			}
+		} else {
+			restartAfter = nil
+		}
+	}
+	autoRemove := c.HostConfig.AutoRemove && !c.ManualRestart && restartAfter == nil
 	c.NotifyExit()
 	c.Unlock()
 	d.unregisterMachine(c)
-	slog.Debug("container exited", "id", c.ID, "code", st.Code)
+	d.containerEvent(c, eventtypes.ActionDie, map[string]string{
+		"exitCode": strconv.Itoa(st.Code), "execDuration": strconv.Itoa(int(st.ExitedAt.Sub(c.State.StartedAt).Seconds())),
+	})
+	if st.OOMKilled {
+		d.containerEvent(c, eventtypes.ActionOOM, nil)
+	}
+	slog.Debug("container exited", "id", c.ID, "code", st.Code, "restart", restartAfter != nil)
+	if restartAfter != nil {
+		go d.restartByPolicy(c, restartAfter)
+		return
+	}
 	if autoRemove {
 		d.autoRemove(c)
+	}
+}
+
+// restartByPolicy starts c again once its back-off delay has passed, or
+// records it stopped if a stop or kill cancelled the restart meanwhile.
+func (d *Daemon) restartByPolicy(c *container.Container, after <-chan error) {
+	err := <-after
+	startFailed := false
+	if err == nil {
+		_, err = d.start(context.Background(), c)
+		if err != nil {
+			startFailed = true
+			slog.Warn("restart policy: start failed", "id", c.ID, "err", err)
+		}
+	}
+	if err != nil {
+		c.Lock()
+		// A start by the user may have run meanwhile (it cancels the
+		// pending restart): then there is nothing to end here.
+		ended := c.State.Restarting() || startFailed
+		if c.State.Restarting() {
+			c.State.Status = container.StatusExited
+			if serr := c.SaveLocked(); serr != nil {
+				slog.Error("save stopped container", "id", c.ID, "err", serr)
+			}
+		}
+		if ended {
+			// Waiters since the restart was decided (a stop, a wait)
+			// see it end here.
+			c.NotifyExit()
+		}
+		autoRemove := c.HostConfig.AutoRemove && ended
+		c.Unlock()
+		if autoRemove {
+			d.autoRemove(c)
+		}
+	}
+}
+
+// restartOnBoot starts, once recovery is done, the containers the
+// restart policy wants running: always, unless-stopped unless the user
+// stopped it, and on-failure after a failure, for containers that have
+// run before (Docker's behaviour on daemon start).
+func (d *Daemon) restartOnBoot() {
+	for _, c := range d.containers.List() {
+		c.Lock()
+		want := !c.State.Running() && !c.State.StartedAt.IsZero() && !c.RestartManager().Pending() &&
+			c.State.Status != container.StatusRemoving && c.State.Status != container.StatusDead &&
+			restartmanager.Restarts(c.HostConfig.RestartPolicy, c.State.ExitCode, c.HasBeenManuallyStopped, c.RestartCount)
+		c.Unlock()
+		if !want {
+			continue
+		}
+		slog.Info("restart policy: starting container on daemon start", "id", c.ID, "policy", c.HostConfig.RestartPolicy.Name)
+		go func() {
+			if _, err := d.start(context.Background(), c); err != nil {
+				slog.Error("restart policy: start on daemon start", "id", c.ID, "err", err)
+			}
+		}()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	eventtypes "github.com/docker/docker/api/types/events"
 
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
@@ -119,11 +120,16 @@ func (d *Daemon) ContainerAttach(ctx context.Context, name string, cfg backend.A
 	if status == container.StatusRemoving || status == container.StatusDead {
 		return errdefs.Conflict(fmt.Errorf("container %s is being removed: cannot attach", c.ID))
 	}
+	detachKeys, err := parseDetachKeys(cfg.DetachKeys)
+	if err != nil {
+		return err
+	}
 	stdin, stdout, stderr, err := out(tty)
 	if err != nil {
 		return err
 	}
 	defer stdin.Close()
+	d.containerEvent(c, eventtypes.ActionAttach, nil)
 	if cfg.Logs {
 		opts := containertypes.LogsOptions{ShowStdout: cfg.Stdout, ShowStderr: cfg.Stderr}
 		replay := func(bool) (io.ReadCloser, io.Writer, io.Writer, error) { return nil, stdout, stderr, nil }
@@ -135,10 +141,20 @@ func (d *Daemon) ContainerAttach(ctx context.Context, name string, cfg backend.A
 		return nil
 	}
 	var s execdriver.Streams
+	// With a tty, the detach sequence ends this attachment, not the
+	// container's stdin (ctrl-p ctrl-q unless the client gave its own);
+	// without one stdin is passed on as it is, as in Docker.
+	ctx, detach := context.WithCancel(ctx)
+	defer detach()
+	attachDone := make(chan struct{})
+	defer close(attachDone)
 	if cfg.Stdin && openStdin {
 		// The shim closes what it is given when stdin ends; the connection
 		// itself must stay open for the output.
 		s.Stdin = io.NopCloser(stdin)
+		if tty {
+			s.Stdin = io.NopCloser(&detachReader{src: stdin, keys: detachKeys, onDetach: detach, release: attachDone})
+		}
 	}
 	if cfg.Stdout {
 		s.Stdout = stdout

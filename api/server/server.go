@@ -195,19 +195,11 @@ func notImplemented(_ context.Context, _ http.ResponseWriter, r *http.Request, _
 
 // unimplemented lists Engine API endpoints not built yet.
 var unimplemented = []string{
-	"GET /events",
 	"POST /build/prune",
 	"POST /build/cancel",
 	"GET /images/search",
 	"GET /distribution/{name:.*}/json",
-	"GET /containers/{name:.*}/top",
-	"GET /containers/{name:.*}/stats",
-	"GET /containers/{name:.*}/changes",
-	"POST /containers/{name:.*}/pause",
-	"POST /containers/{name:.*}/unpause",
-	"POST /containers/{name:.*}/rename",
 	"POST /containers/{name:.*}/copy",
-	"POST /containers/prune",
 	"GET /plugins",
 	"GET /swarm",
 	"POST /swarm/init",

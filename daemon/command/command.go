@@ -24,6 +24,7 @@ import (
 	buildrouter "github.com/sdengine/engine/api/server/router/build"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
 	distributionrouter "github.com/sdengine/engine/api/server/router/distribution"
+	eventsrouter "github.com/sdengine/engine/api/server/router/events"
 	imagerouter "github.com/sdengine/engine/api/server/router/image"
 	networkrouter "github.com/sdengine/engine/api/server/router/network"
 	pluginrouter "github.com/sdengine/engine/api/server/router/plugin"
@@ -213,7 +214,7 @@ func run(cfg *config.Config, tlsConf *tls.Config) error {
 	}
 	srv := server.New(systemrouter.New(d), containerrouter.New(d), imagerouter.New(d),
 		distributionrouter.New(d), networkrouter.New(d), volumerouter.New(d), pluginrouter.New(), buildrouter.New(d),
-		prunerouter.New(d))
+		prunerouter.New(d), eventsrouter.New(d))
 	listeners, err := listen(cfg, tlsConf)
 	if err != nil {
 		return err

@@ -15,6 +15,8 @@ package execdriver
 import (
 	"context"
 	"syscall"
+
+	"github.com/opencontainers/cgroups"
 )
 
 // Driver creates containers and finds again those an earlier daemon
@@ -74,6 +76,25 @@ type Task interface {
 	// Exec starts a process in the running container; its stdio flows
 	// between the process and o.Streams until it exits (docker exec).
 	Exec(ctx context.Context, o ExecOptions) (Process, error)
+	// Pause freezes every process of the container; Resume thaws them.
+	Pause() error
+	Resume() error
+	// Update changes the container's limits (docker update).
+	Update(u Update) error
+	// Stats reads the container's cgroup statistics (docker stats).
+	Stats() (*cgroups.Stats, error)
+}
+
+// Update is a docker update's limits: each non-nil field replaces the
+// current value.
+type Update struct {
+	Memory, MemorySwap, MemoryReservation *int64
+	CPUShares                             *uint64
+	CPUQuota                              *int64
+	CPUPeriod                             *uint64
+	CpusetCpus, CpusetMems                *string
+	PidsLimit                             *int64
+	BlkioWeight                           *uint16
 }
 
 // Process is the daemon's handle on a process started by Task.Exec.
@@ -84,4 +105,6 @@ type Process interface {
 	Resize(height, width uint16) error
 	// Wait returns the process's exit code (128+signal if killed).
 	Wait(ctx context.Context) (int, error)
+	// Signal sends sig to the process (a health probe over its timeout).
+	Signal(sig syscall.Signal) error
 }

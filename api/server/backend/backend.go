@@ -75,6 +75,7 @@ type ListOptions struct {
 
 // Containers serves /containers/... and /exec/...
 type Containers interface {
+	ContainerRuntime
 	ContainerCreate(ctx context.Context, p CreateParams) (containertypes.CreateResponse, error)
 	ContainerStart(ctx context.Context, name string) error
 	ContainerStop(ctx context.Context, name string, opts containertypes.StopOptions) error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/sdengine/engine/cli/command"
@@ -15,6 +16,7 @@ import (
 // NewAttachCommand is "docker attach".
 func NewAttachCommand(cli *command.Cli) *cobra.Command {
 	var noStdin, sigProxy bool
+	var detachKeys string
 	cmd := &cobra.Command{
 		Use:   "attach [OPTIONS] CONTAINER",
 		Short: "Attach local standard input, output, and error streams to a running container",
@@ -41,7 +43,7 @@ func NewAttachCommand(cli *command.Cli) *cobra.Command {
 			if in && tty && !cli.In().IsTerminal() {
 				return errors.New("the input device is not a TTY")
 			}
-			hijack, err := c.ContainerAttach(ctx, info.ID, container.AttachOptions{Stream: true, Stdin: in, Stdout: true, Stderr: true})
+			hijack, err := c.ContainerAttach(ctx, info.ID, container.AttachOptions{Stream: true, Stdin: in, Stdout: true, Stderr: true, DetachKeys: detachKeys})
 			if err != nil {
 				return err
 			}
@@ -61,7 +63,9 @@ func NewAttachCommand(cli *command.Cli) *cobra.Command {
 			if err := pump(cli, hijack, s); err != nil && !errors.Is(err, io.EOF) {
 				return fmt.Errorf("streaming: %w", err)
 			}
-			// The stream ends when the container stops; report its status.
+			// The stream ends when the container stops (report its
+			// status) or when the daemon saw the detach sequence (the
+			// container runs on: nothing to report).
 			resC, errC := c.ContainerWait(ctx, info.ID, container.WaitConditionNotRunning)
 			select {
 			case r := <-resC:
@@ -70,12 +74,13 @@ func NewAttachCommand(cli *command.Cli) *cobra.Command {
 				}
 			case err := <-errC:
 				return err
+			case <-time.After(2 * time.Second):
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&noStdin, "no-stdin", false, "Do not attach STDIN")
 	cmd.Flags().BoolVar(&sigProxy, "sig-proxy", true, "Proxy all received signals to the process")
-	cmd.Flags().String("detach-keys", "", "Override the key sequence for detaching a container (not supported)")
+	cmd.Flags().StringVar(&detachKeys, "detach-keys", "", "Override the key sequence for detaching a container")
 	return cmd
 }

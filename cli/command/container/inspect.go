@@ -31,12 +31,12 @@ func NewInspectCommand(cli *command.Cli) *cobra.Command {
 
 // Commands returns the container commands for the "docker container" group.
 func Commands(cli *command.Cli) []*cobra.Command {
-	return []*cobra.Command{
+	return append([]*cobra.Command{
 		NewAttachCommand(cli), NewCpCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli), NewInspectCommand(cli),
 		NewKillCommand(cli), NewLogsCommand(cli), NewPortCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
 		NewRmCommand(cli), NewRunCommand(cli), NewStartCommand(cli), NewStopCommand(cli),
-		NewWaitCommand(cli),
-	}
+		NewWaitCommand(cli), NewPruneCommand(cli),
+	}, RuntimeCommands(cli)...)
 }
 
 // TopLevelCommands returns the container commands docker also offers at the
@@ -49,6 +49,7 @@ func TopLevelCommands(cli *command.Cli) []*cobra.Command {
 		NewRmCommand(cli), NewRunCommand(cli), NewStartCommand(cli), NewStopCommand(cli),
 		NewWaitCommand(cli),
 	}
+	cmds = append(cmds, RuntimeCommands(cli)...)
 	for _, c := range cmds {
 		c.Aliases = nil // "docker ls" is not a docker command
 	}

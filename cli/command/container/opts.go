@@ -41,6 +41,7 @@ type containerOptions struct {
 	ipc, pid, uts, shmSize          string
 	net                             networkOptions
 	mounts, volumesFrom             []string
+	health                          healthOptions
 }
 
 func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
@@ -94,6 +95,7 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.pid, "pid", "", "PID namespace to use (host, container:<name|id>)")
 	fs.StringVar(&o.uts, "uts", "", "UTS namespace to use (host)")
 	fs.StringVar(&o.shmSize, "shm-size", "", "Size of /dev/shm (default 64MB)")
+	o.health.addFlags(fs)
 }
 
 // parsed is the create request built from the flags.
@@ -187,6 +189,9 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	}
 	c.Env = env
 	c.Labels = labels
+	if c.Healthcheck, err = o.health.config(); err != nil {
+		return nil, err
+	}
 	c.WorkingDir = o.workdir
 	c.User = o.user
 	c.Hostname = o.hostname

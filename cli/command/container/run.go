@@ -49,6 +49,10 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 		return command.RunFailure(cmd, errors.New("the input device is not a TTY"))
 	}
 	p.host.AutoRemove = rm
+	if rm && !p.host.RestartPolicy.IsNone() {
+		// The stock CLI's check and message, before any request.
+		return command.RunFailure(cmd, errors.New("Conflicting options: --restart and --rm"))
+	}
 	if p.config.Tty && cli.Out().IsTerminal() {
 		// The pty gets its size at creation, so the first command in the
 		// container already sees it (a later resize would race with it).

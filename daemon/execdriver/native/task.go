@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/opencontainers/cgroups"
+
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 	"github.com/sdengine/engine/pkg/errdefs"
@@ -67,6 +69,40 @@ func (t *Task) connErr(err error) error {
 		}
 	}
 	return fmt.Errorf("container %s: %w", t.id, err)
+}
+
+// Pause freezes the container.
+func (t *Task) Pause() error {
+	_, err := t.simple(shimproto.Request{Op: shimproto.OpPause})
+	return err
+}
+
+// Resume thaws the container.
+func (t *Task) Resume() error {
+	_, err := t.simple(shimproto.Request{Op: shimproto.OpResume})
+	return err
+}
+
+// Update changes the container's limits.
+func (t *Task) Update(u execdriver.Update) error {
+	_, err := t.simple(shimproto.Request{Op: shimproto.OpUpdate, Update: &shimproto.Update{
+		Memory: u.Memory, MemorySwap: u.MemorySwap, MemoryReservation: u.MemoryReservation,
+		CPUShares: u.CPUShares, CPUQuota: u.CPUQuota, CPUPeriod: u.CPUPeriod,
+		CpusetCpus: u.CpusetCpus, CpusetMems: u.CpusetMems, PidsLimit: u.PidsLimit, BlkioWeight: u.BlkioWeight,
+	}})
+	return err
+}
+
+// Stats reads the container's cgroup statistics.
+func (t *Task) Stats() (*cgroups.Stats, error) {
+	resp, err := t.simple(shimproto.Request{Op: shimproto.OpStats})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Stats == nil {
+		return nil, fmt.Errorf("container %s: the shim sent no statistics", t.id)
+	}
+	return resp.Stats, nil
 }
 
 // Start lets the container's process run.

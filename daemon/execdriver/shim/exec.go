@@ -152,6 +152,13 @@ func (s *shim) startExec(r *shimproto.ExecRequest) (*shimExec, *procIO, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The process starts as libcontainer's init (this binary), which
+	// then execs the command: the answer waits for that, so that a
+	// signal or a timeout (a health probe's) counts from the command's
+	// start, as with start.
+	s.mu.Lock()
+	initExe := s.initExe
+	s.mu.Unlock()
 	if err := s.container.Run(p); err != nil {
 		pio.closeAll()
 		return nil, nil, classifyStartError(fmt.Errorf("exec: %w", err))
@@ -161,6 +168,9 @@ func (s *shim) startExec(r *shimproto.ExecRequest) (*shimExec, *procIO, error) {
 		_, _ = p.Wait()
 		pio.closeAll()
 		return nil, nil, err
+	}
+	if pid, err := p.Pid(); err == nil && initExe != nil {
+		waitExeced(pid, initExe, time.Second)
 	}
 	return &shimExec{proc: p, console: pio.console}, pio, nil
 }

@@ -71,6 +71,19 @@ func (s *shim) handle(conn net.Conn) {
 			reply(shimproto.Response{Exit: &st})
 		case <-gone:
 		}
+	case shimproto.OpPause:
+		reply(s.resp(s.pause()))
+	case shimproto.OpResume:
+		reply(s.resp(s.resume()))
+	case shimproto.OpUpdate:
+		reply(s.resp(s.update(req.Update)))
+	case shimproto.OpStats:
+		st, err := s.stats()
+		if err != nil {
+			reply(shimproto.ErrResponse(err))
+			return
+		}
+		reply(shimproto.Response{Stats: st})
 	case shimproto.OpAttach:
 		s.attach(conn, br, req.Stdin)
 	case shimproto.OpExec:
@@ -119,6 +132,7 @@ func (s *shim) start() error {
 	s.started = true
 	s.startedAt = time.Now()
 	if beforeErr == nil {
+		s.initExe = before
 		waitExeced(s.pid, before, time.Second)
 	}
 	return nil

@@ -78,11 +78,13 @@ type shim struct {
 
 	container *libcontainer.Container
 	// limits is the cgroup above the container's that holds its limits.
-	limits   cgroups.Manager
-	init     *libcontainer.Process
-	pid      int
-	listener net.Listener
-	logw     logger.Logger
+	limits cgroups.Manager
+	// limitsRes is what the limits cgroup holds, kept for updates.
+	limitsRes *cgroups.Resources
+	init      *libcontainer.Process
+	pid       int
+	listener  net.Listener
+	logw      logger.Logger
 	// consolePTY is the /dev/console pty of a ConsolePTY container.
 	consolePTY *consolePTY
 
@@ -98,10 +100,13 @@ type shim struct {
 	mu        sync.Mutex
 	started   bool
 	startedAt time.Time // when the program was let run; zero before
-	execs     map[string]*shimExec
-	status    execdriver.ExitStatus
-	exited    chan struct{} // closed once the exit is recorded and the container destroyed
-	conns     sync.WaitGroup
+	// initExe is libcontainer's init binary as the container's init ran
+	// it: an exec's process is that binary until it execs the command.
+	initExe os.FileInfo
+	execs   map[string]*shimExec
+	status  execdriver.ExitStatus
+	exited  chan struct{} // closed once the exit is recorded and the container destroyed
+	conns   sync.WaitGroup
 }
 
 // create sets up the container up to (not including) running the user's
@@ -311,6 +316,7 @@ func (s *shim) createCgroups(config *configs.Config) error {
 	if s.limits, err = createLimits(limits); err != nil {
 		return err
 	}
+	s.limitsRes = limits.Resources
 	privileged := slices.Contains(s.spec.Process.Capabilities.Bounding, "CAP_SYS_ADMIN")
 	allControllers := s.spec.Annotations[oci.CgroupsAnnotation] == oci.CgroupsWritable
 	if err := confineCgroupMount(config, payload, privileged, allControllers); err != nil {

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/daemon/execdriver"
@@ -63,7 +64,65 @@ const (
 	OpExec       = "exec"
 	OpExecSignal = "exec-signal"
 	OpExecResize = "exec-resize"
+	// OpPause and OpResume freeze and thaw the container (its payload
+	// cgroup, through libcontainer).
+	OpPause  = "pause"
+	OpResume = "resume"
+	// OpUpdate changes the container's limits: the limits cgroup, and the
+	// payload's copy of them (what the container reads).
+	OpUpdate = "update"
+	// OpStats reads the limits cgroup's statistics (the whole container).
+	OpStats = "stats"
 )
+
+// Update is an OpUpdate's limits: each field given (non-nil) replaces the
+// current value; a zero or negative value removes the limit where that
+// means something (quota, pids).
+type Update struct {
+	Memory            *int64  `json:"memory,omitempty"`
+	MemorySwap        *int64  `json:"memorySwap,omitempty"`
+	MemoryReservation *int64  `json:"memoryReservation,omitempty"`
+	CPUShares         *uint64 `json:"cpuShares,omitempty"`
+	CPUQuota          *int64  `json:"cpuQuota,omitempty"`
+	CPUPeriod         *uint64 `json:"cpuPeriod,omitempty"`
+	CpusetCpus        *string `json:"cpusetCpus,omitempty"`
+	CpusetMems        *string `json:"cpusetMems,omitempty"`
+	PidsLimit         *int64  `json:"pidsLimit,omitempty"`
+	BlkioWeight       *uint16 `json:"blkioWeight,omitempty"`
+}
+
+// Apply sets u's fields in r.
+func (u *Update) Apply(r *cgroups.Resources) {
+	set := func(dst *int64, src *int64) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&r.Memory, u.Memory)
+	set(&r.MemorySwap, u.MemorySwap)
+	set(&r.MemoryReservation, u.MemoryReservation)
+	set(&r.CpuQuota, u.CPUQuota)
+	if u.PidsLimit != nil {
+		// -1 is "max" (unlimited); 0 would mean one pid.
+		v := *u.PidsLimit
+		r.PidsLimit = &v
+	}
+	if u.CPUShares != nil {
+		r.CpuShares = *u.CPUShares
+	}
+	if u.CPUPeriod != nil {
+		r.CpuPeriod = *u.CPUPeriod
+	}
+	if u.CpusetCpus != nil {
+		r.CpusetCpus = *u.CpusetCpus
+	}
+	if u.CpusetMems != nil {
+		r.CpusetMems = *u.CpusetMems
+	}
+	if u.BlkioWeight != nil {
+		r.BlkioWeight = *u.BlkioWeight
+	}
+}
 
 // Request is the one JSON line a client sends on connecting.
 type Request struct {
@@ -74,6 +133,7 @@ type Request struct {
 	Stdin  bool         `json:"stdin,omitempty"`
 	Exec   *ExecRequest `json:"exec,omitempty"`
 	ExecID string       `json:"execId,omitempty"`
+	Update *Update      `json:"update,omitempty"`
 }
 
 // ExecRequest describes the process of an OpExec request.
@@ -105,6 +165,7 @@ type Response struct {
 	OpenStdin bool                   `json:"openStdin,omitempty"`
 	StdinOnce bool                   `json:"stdinOnce,omitempty"`
 	Exit      *execdriver.ExitStatus `json:"exit,omitempty"`
+	Stats     *cgroups.Stats         `json:"stats,omitempty"`
 }
 
 // Error classes as sent over the wire.

@@ -28,7 +28,7 @@ type containerRouter struct{ b backend.Containers }
 func New(b backend.Containers) router.Router { return &containerRouter{b: b} }
 
 func (c *containerRouter) Routes() []router.Route {
-	return []router.Route{
+	routes := []router.Route{
 		{Method: http.MethodGet, Path: "/containers/json", Handler: c.list},
 		{Method: http.MethodPost, Path: "/containers/create", Handler: c.create, Body: router.BodyConfig},
 		{Method: http.MethodGet, Path: "/containers/{name:.*}/json", Handler: c.inspect},
@@ -51,6 +51,7 @@ func (c *containerRouter) Routes() []router.Route {
 		{Method: http.MethodGet, Path: "/exec/{id:.*}/json", Handler: c.execInspect},
 		{Method: http.MethodPost, Path: "/containers/{name:.*}/update", Handler: c.update, Body: router.BodyConfig},
 	}
+	return append(routes, c.runtimeRoutes()...)
 }
 
 func (c *containerRouter) list(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
@@ -143,19 +144,6 @@ func versionedCreate(version string, p *backend.CreateParams) error {
 		return errdefs.InvalidParameter(fmt.Errorf("Container cannot be created with multiple network endpoints: %s", strings.Join(names, ", ")))
 	}
 	return nil
-}
-
-// update is POST /containers/{name}/update, not built yet: a malformed
-// body is a 400, a missing container a 404, anything else a 501.
-func (c *containerRouter) update(ctx context.Context, _ http.ResponseWriter, r *http.Request, vars map[string]string) error {
-	var cfg containertypes.UpdateConfig
-	if err := httputils.ReadJSON(r, &cfg, true); err != nil {
-		return err
-	}
-	if _, err := c.b.ContainerInspect(ctx, vars["name"], false); err != nil {
-		return err
-	}
-	return httputils.NotImplemented(r)
 }
 
 func (c *containerRouter) inspect(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {

@@ -1,0 +1,335 @@
+package container
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/docker/go-units"
+	"github.com/spf13/cobra"
+
+	"github.com/sdengine/engine/cli/command"
+	"github.com/sdengine/engine/cli/formatter"
+	"github.com/sdengine/engine/runconfig/opts"
+)
+
+// RuntimeCommands are the commands that observe and change containers:
+// pause, unpause, rename, update, top, stats, diff (also at the top
+// level); prune is only under "docker container".
+func RuntimeCommands(cli *command.Cli) []*cobra.Command {
+	return []*cobra.Command{
+		newEachCommand(cli, "pause", "Pause all processes within one or more containers", func(ctx context.Context, c *client.Client, n string) error { return c.ContainerPause(ctx, n) }),
+		newEachCommand(cli, "unpause", "Unpause all processes within one or more containers", func(ctx context.Context, c *client.Client, n string) error { return c.ContainerUnpause(ctx, n) }),
+		newRenameCommand(cli), newUpdateCommand(cli), newTopCommand(cli), newStatsCommand(cli), newDiffCommand(cli),
+	}
+}
+
+// NewPruneCommand is "docker container prune".
+func NewPruneCommand(cli *command.Cli) *cobra.Command {
+	var force bool
+	var filterFlags []string
+	cmd := &cobra.Command{
+		Use:   "prune [OPTIONS]",
+		Short: "Remove all stopped containers",
+		Args:  command.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			f, err := opts.ParseFilters(filterFlags)
+			if err != nil {
+				return err
+			}
+			if !force {
+				fmt.Fprint(cli.Out(), "WARNING! This will remove all stopped containers.\nAre you sure you want to continue? [y/N] ")
+				var answer string
+				_, _ = fmt.Fscanln(cli.In(), &answer)
+				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+					return nil
+				}
+			}
+			rep, err := c.ContainersPrune(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if len(rep.ContainersDeleted) > 0 {
+				fmt.Fprintln(cli.Out(), "Deleted Containers:")
+				for _, id := range rep.ContainersDeleted {
+					fmt.Fprintln(cli.Out(), id)
+				}
+				fmt.Fprintln(cli.Out())
+			}
+			fmt.Fprintln(cli.Out(), "Total reclaimed space:", units.HumanSize(float64(rep.SpaceReclaimed)))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
+	cmd.Flags().StringArrayVar(&filterFlags, "filter", nil, "Provide filter values (e.g. \"until=<timestamp>\")")
+	return cmd
+}
+
+func newEachCommand(cli *command.Cli, verb, short string, do func(ctx context.Context, c *client.Client, n string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   verb + " CONTAINER [CONTAINER...]",
+		Short: short,
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return forEach(cli, args, func(ctx context.Context, n string) error { return do(ctx, c, n) }, cmd.Context())
+		},
+	}
+}
+
+func newRenameCommand(cli *command.Cli) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rename CONTAINER NEW_NAME",
+		Short: "Rename a container",
+		Args:  command.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(args[1]) == "" {
+				return errors.New("Error: Neither old nor new names may be empty")
+			}
+			return c.ContainerRename(cmd.Context(), args[0], args[1])
+		},
+	}
+}
+
+func newUpdateCommand(cli *command.Cli) *cobra.Command {
+	var memory, swap, reservation, cpus, restart string
+	var shares, quota, period int64
+	var cpusetCpus, cpusetMems string
+	var pids int64
+	var blkio uint16
+	cmd := &cobra.Command{
+		Use:   "update [OPTIONS] CONTAINER [CONTAINER...]",
+		Short: "Update configuration of one or more containers",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			var u container.UpdateConfig
+			fl := cmd.Flags()
+			if fl.Changed("memory") {
+				if u.Memory, err = opts.ParseMemory(memory); err != nil {
+					return err
+				}
+			}
+			if fl.Changed("memory-swap") {
+				if u.MemorySwap, err = opts.ParseMemorySwap(swap); err != nil {
+					return err
+				}
+			}
+			if fl.Changed("memory-reservation") {
+				if u.MemoryReservation, err = opts.ParseMemory(reservation); err != nil {
+					return err
+				}
+			}
+			if fl.Changed("cpus") {
+				if u.NanoCPUs, err = opts.ParseCPUs(cpus); err != nil {
+					return err
+				}
+			}
+			u.CPUShares, u.CPUQuota, u.CPUPeriod = shares, quota, period
+			u.CpusetCpus, u.CpusetMems, u.BlkioWeight = cpusetCpus, cpusetMems, blkio
+			if fl.Changed("pids-limit") {
+				u.PidsLimit = &pids
+			}
+			if fl.Changed("restart") {
+				if u.RestartPolicy, err = opts.ParseRestartPolicy(restart); err != nil {
+					return err
+				}
+			}
+			return forEach(cli, args, func(ctx context.Context, n string) error {
+				resp, err := c.ContainerUpdate(ctx, n, u)
+				for _, w := range resp.Warnings {
+					fmt.Fprintln(cli.Err(), w)
+				}
+				return err
+			}, cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&memory, "memory", "m", "", "Memory limit")
+	f.StringVar(&swap, "memory-swap", "", "Swap limit equal to memory plus swap: -1 to enable unlimited swap")
+	f.StringVar(&reservation, "memory-reservation", "", "Memory soft limit")
+	f.StringVar(&cpus, "cpus", "", "Number of CPUs")
+	f.Int64VarP(&shares, "cpu-shares", "c", 0, "CPU shares (relative weight)")
+	f.Int64Var(&quota, "cpu-quota", 0, "Limit CPU CFS (Completely Fair Scheduler) quota")
+	f.Int64Var(&period, "cpu-period", 0, "Limit CPU CFS (Completely Fair Scheduler) period")
+	f.StringVar(&cpusetCpus, "cpuset-cpus", "", "CPUs in which to allow execution (0-3, 0,1)")
+	f.StringVar(&cpusetMems, "cpuset-mems", "", "MEMs in which to allow execution (0-3, 0,1)")
+	f.Int64Var(&pids, "pids-limit", 0, "Tune container pids limit (set -1 for unlimited)")
+	f.Uint16Var(&blkio, "blkio-weight", 0, "Block IO (relative weight), between 10 and 1000, or 0 to disable")
+	f.StringVar(&restart, "restart", "", "Restart policy to apply when a container exits")
+	return cmd
+}
+
+func newTopCommand(cli *command.Cli) *cobra.Command {
+	return &cobra.Command{
+		Use:   "top CONTAINER [ps OPTIONS]",
+		Short: "Display the running processes of a container",
+		Args:  command.RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			top, err := c.ContainerTop(cmd.Context(), args[0], args[1:])
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cli.Out(), 20, 1, 3, ' ', 0)
+			fmt.Fprintln(w, strings.Join(top.Titles, "\t"))
+			for _, p := range top.Processes {
+				fmt.Fprintln(w, strings.Join(p, "\t"))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func newDiffCommand(cli *command.Cli) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff CONTAINER",
+		Short: "Inspect changes to files or directories on a container's filesystem",
+		Args:  command.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			changes, err := c.ContainerDiff(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			for _, ch := range changes {
+				fmt.Fprintf(cli.Out(), "%s %s\n", ch.Kind.String(), ch.Path)
+			}
+			return nil
+		},
+	}
+}
+
+// statsRow is one line of docker stats, with docker's column names.
+type statsRow struct {
+	Container, ID, Name, CPUPerc, MemUsage, MemPerc, NetIO, BlockIO, PIDs string
+}
+
+const statsTable = "table {{.ID}}\t{{.Name}}\t{{.CPUPerc}}\t{{.MemUsage}}\t{{.MemPerc}}\t{{.NetIO}}\t{{.BlockIO}}\t{{.PIDs}}"
+
+var statsHeaders = formatter.Headers{
+	"Container": "CONTAINER", "ID": "CONTAINER ID", "Name": "NAME", "CPUPerc": "CPU %", "MemUsage": "MEM USAGE / LIMIT",
+	"MemPerc": "MEM %", "NetIO": "NET I/O", "BlockIO": "BLOCK I/O", "PIDs": "PIDS",
+}
+
+// toRow computes docker's figures: CPU against the host's time since the
+// previous sample, memory less the page cache.
+func toRow(name string, s *container.StatsResponse) statsRow {
+	r := statsRow{Container: name, ID: s.ID, Name: strings.TrimPrefix(s.Name, "/")}
+	if len(r.ID) > 12 {
+		r.ID = r.ID[:12]
+	}
+	cpu := 0.0
+	cpuDelta := float64(s.CPUStats.CPUUsage.TotalUsage) - float64(s.PreCPUStats.CPUUsage.TotalUsage)
+	sysDelta := float64(s.CPUStats.SystemUsage) - float64(s.PreCPUStats.SystemUsage)
+	if sysDelta > 0 && cpuDelta > 0 {
+		cpu = cpuDelta / sysDelta * float64(max(s.CPUStats.OnlineCPUs, 1)) * 100
+	}
+	mem := float64(s.MemoryStats.Usage)
+	if v, ok := s.MemoryStats.Stats["total_inactive_file"]; ok && float64(v) < mem {
+		mem -= float64(v)
+	} else if v, ok := s.MemoryStats.Stats["inactive_file"]; ok && float64(v) < mem {
+		mem -= float64(v)
+	}
+	memPerc := 0.0
+	if s.MemoryStats.Limit > 0 {
+		memPerc = mem / float64(s.MemoryStats.Limit) * 100
+	}
+	var rx, tx float64
+	for _, n := range s.Networks {
+		rx += float64(n.RxBytes)
+		tx += float64(n.TxBytes)
+	}
+	var rd, wr float64
+	for _, e := range s.BlkioStats.IoServiceBytesRecursive {
+		switch strings.ToLower(e.Op) {
+		case "read":
+			rd += float64(e.Value)
+		case "write":
+			wr += float64(e.Value)
+		}
+	}
+	r.CPUPerc = fmt.Sprintf("%.2f%%", cpu)
+	r.MemUsage = units.BytesSize(mem) + " / " + units.BytesSize(float64(s.MemoryStats.Limit))
+	r.MemPerc = fmt.Sprintf("%.2f%%", memPerc)
+	r.NetIO = units.HumanSizeWithPrecision(rx, 3) + " / " + units.HumanSizeWithPrecision(tx, 3)
+	r.BlockIO = units.HumanSizeWithPrecision(rd, 3) + " / " + units.HumanSizeWithPrecision(wr, 3)
+	r.PIDs = fmt.Sprint(s.PidsStats.Current)
+	return r
+}
+
+func newStatsCommand(cli *command.Cli) *cobra.Command {
+	var all, noStream, noTrunc bool
+	var format string
+	cmd := &cobra.Command{
+		Use:   "stats [OPTIONS] [CONTAINER...]",
+		Short: "Display a live stream of container(s) resource usage statistics",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			names := args
+			if len(names) == 0 {
+				list, err := c.ContainerList(ctx, container.ListOptions{All: all})
+				if err != nil {
+					return err
+				}
+				for _, s := range list {
+					names = append(names, s.ID)
+				}
+			}
+			if !noStream {
+				return errors.New("docker stats: only --no-stream is supported by this CLI; use the stock docker CLI for a live view")
+			}
+			var rows []any
+			for _, n := range names {
+				resp, err := c.ContainerStats(ctx, n, false)
+				if err != nil {
+					return err
+				}
+				var s container.StatsResponse
+				err = json.NewDecoder(resp.Body).Decode(&s)
+				resp.Body.Close()
+				if err != nil && err != io.EOF {
+					return err
+				}
+				rows = append(rows, toRow(n, &s))
+			}
+			_ = noTrunc
+			return formatter.Write(cli.Out(), format, statsTable, statsHeaders, rows)
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "Show all containers (default shows just running)")
+	cmd.Flags().BoolVar(&noStream, "no-stream", false, "Disable streaming stats and only pull the first result")
+	cmd.Flags().BoolVar(&noTrunc, "no-trunc", false, "Do not truncate output")
+	cmd.Flags().StringVar(&format, "format", "", "Format output using a custom template")
+	return cmd
+}
