@@ -34,6 +34,12 @@ func (d *Daemon) containerEvent(c *container.Container, action eventtypes.Action
 	d.events.Log(action, eventtypes.ContainerEventType, eventtypes.Actor{ID: c.ID, Attributes: attrs})
 }
 
+// volumeEvent logs a volume event with Docker's attribute (the driver:
+// local, the only one).
+func (d *Daemon) volumeEvent(name string, action eventtypes.Action) {
+	d.events.Log(action, eventtypes.VolumeEventType, eventtypes.Actor{ID: name, Attributes: map[string]string{"driver": "local"}})
+}
+
 func trimSlash(name string) string {
 	if len(name) > 0 && name[0] == '/' {
 		return name[1:]

@@ -439,6 +439,11 @@ func (d *Daemon) validateNetworking(cfg *containertypes.Config, hc *containertyp
 			continue
 		}
 		n, err := d.resolveNet(name)
+		if errdefs.IsNotFound(err) && name != string(mode) {
+			// A further network is looked up when the container starts and
+			// joins it, as in Docker: create does not refuse it.
+			continue
+		}
 		if err != nil {
 			return err
 		}

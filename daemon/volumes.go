@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
 	volumetypes "github.com/docker/docker/api/types/volume"
@@ -215,14 +216,19 @@ func (d *Daemon) createVolumes(id string, mps []*container.MountPoint) (retErr e
 			}
 		}
 		anonymous := mp.Name == ""
+		existed := false
 		if !anonymous {
 			if _, err := d.volumes.Get(mp.Name); err == nil {
+				existed = true
 				opts, labels = nil, nil // an existing volume is used as it is
 			}
 		}
 		v, err := d.volumes.Create(mp.Name, mp.Driver, opts, labels)
 		if err != nil {
 			return err
+		}
+		if !existed {
+			d.volumeEvent(v.Name, eventtypes.ActionCreate)
 		}
 		if anonymous {
 			made = append(made, v.Name)
@@ -258,9 +264,13 @@ func (d *Daemon) releaseVolumes(c *container.Container, removeAnonymous bool) {
 		if err != nil || !v.Anonymous() {
 			continue
 		}
-		if err := d.volumes.Remove(mp.Name, true); err != nil && !errdefs.IsConflict(err) {
-			slog.Warn("remove anonymous volume", "container", c.ID, "volume", mp.Name, "err", err)
+		if err := d.volumes.Remove(mp.Name, true); err != nil {
+			if !errdefs.IsConflict(err) {
+				slog.Warn("remove anonymous volume", "container", c.ID, "volume", mp.Name, "err", err)
+			}
+			continue
 		}
+		d.volumeEvent(mp.Name, eventtypes.ActionDestroy)
 	}
 }
 
@@ -443,6 +453,7 @@ func (d *Daemon) VolumeCreate(ctx context.Context, opts volumetypes.CreateOption
 	if err != nil {
 		return nil, err
 	}
+	d.volumeEvent(v.Name, eventtypes.ActionCreate)
 	return d.volumes.API(v), nil
 }
 
@@ -470,7 +481,11 @@ func (d *Daemon) VolumeList(ctx context.Context, f filters.Args) (*volumetypes.L
 
 // VolumeRemove serves DELETE /volumes/{name}.
 func (d *Daemon) VolumeRemove(ctx context.Context, name string, force bool) error {
-	return d.volumes.Remove(name, force)
+	if err := d.volumes.Remove(name, force); err != nil {
+		return err
+	}
+	d.volumeEvent(name, eventtypes.ActionDestroy)
+	return nil
 }
 
 // VolumesPrune serves POST /volumes/prune; all is the API before 1.42,
@@ -482,6 +497,9 @@ func (d *Daemon) VolumesPrune(ctx context.Context, f filters.Args, all bool) (*v
 	}
 	if names == nil {
 		names = []string{}
+	}
+	for _, n := range names {
+		d.volumeEvent(n, eventtypes.ActionDestroy)
 	}
 	return &volumetypes.PruneReport{VolumesDeleted: names, SpaceReclaimed: freed}, nil
 }

@@ -5,8 +5,10 @@ package integrationcli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Named volumes persist across containers; anonymous ones from an image's
@@ -24,8 +26,14 @@ func TestVolumes(t *testing.T) {
 			return strings.TrimSpace(r.Stdout)
 		}
 		name := "vt-" + strings.ToLower(filepath.Base(t.Name()))
+		since := strconv.FormatInt(time.Now().Unix()-1, 10)
 		must("volume", "create", "--label", "k=v", name)
 		defer cli("volume", "rm", "-f", name)
+		// Its create event, with Docker's attributes.
+		until := strconv.FormatInt(time.Now().Unix()+1, 10)
+		if r := d.Stock("events", "--since", since, "--until", until, "--filter", "type=volume", "--filter", "volume="+name, "--format", "{{.Action}} {{.Actor.Attributes.driver}}"); r.Code != 0 || !strings.Contains(r.Stdout, "create local") {
+			t.Errorf("volume create event: %s", r)
+		}
 		must("run", "--rm", "-v", name+":/data", "busybox", "sh", "-c", "echo kept > /data/f")
 		if out := must("run", "--rm", "-v", name+":/data", "busybox", "cat", "/data/f"); out != "kept" {
 			t.Errorf("named volume lost its data: %q", out)
