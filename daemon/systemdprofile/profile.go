@@ -7,8 +7,9 @@
 //     container's root filesystem and the host's journal directory for it;
 //   - Apply changes the built OCI spec in one place: the /run, /run/lock
 //     and /tmp tmpfs, a delegated cgroup subtree, /etc/machine-id on a
-//     read-only root, the journal bind, container=docker, the seccomp
-//     allowances and the console.
+//     read-only root, the journal bind, /run/host, container=docker and
+//     the other variables of systemd's Container Interface (host.go), no
+//     audit capabilities, the seccomp allowances and the console.
 //
 // A mount the user made at one of the profile's paths (or above it) wins:
 // the profile leaves that path alone and nothing else.
@@ -47,6 +48,9 @@ type Options struct {
 	// profile, the only one the profile's allowances are added to: a
 	// user's own profile is used as written.
 	DefaultSeccomp bool
+	// CapAdd is the user's --cap-add: an audit capability named there is
+	// kept, the others are dropped (see auditCaps).
+	CapAdd []string
 }
 
 // Apply changes the built spec into a systemd container's, in one step.
@@ -78,6 +82,9 @@ func Apply(s *specs.Spec, o Options) {
 		dst := path.Join(DefaultJournalRoot, path.Base(dir))
 		add = append(add, specs.Mount{Destination: dst, Type: "bind", Source: dir, Options: []string{"rbind", "rw"}})
 	}
+	if dir := o.Prepared.RunHostDir; dir != "" {
+		add = append(add, runHostMount(dir))
+	}
 	s.Mounts = append(s.Mounts, add...)
 	// Parents before children, whoever added them: the /run tmpfs must not
 	// hide a user's bind below /run.
@@ -85,9 +92,17 @@ func Apply(s *specs.Spec, o Options) {
 		return depth(s.Mounts[i].Destination) < depth(s.Mounts[j].Destination)
 	})
 	delegateCgroup(s)
-	if !slices.ContainsFunc(s.Process.Env, func(kv string) bool { return strings.HasPrefix(kv, "container=") }) {
-		s.Process.Env = append(s.Process.Env, "container=docker")
+	s.Process.Env = addEnv(s.Process.Env, "container="+ContainerManager)
+	s.Process.Env = addEnv(s.Process.Env, o.Prepared.HostEnv...)
+	// systemd-getty-generator starts a login getty on each pty named in
+	// container_ttys. With -t the process's terminal is the first pty of
+	// the container's own devpts instance, pts/0; /dev/console is another
+	// pty (the shim's, bound there) and is not named, as the interface
+	// asks.
+	if s.Process.Terminal {
+		s.Process.Env = addEnv(s.Process.Env, "container_ttys=pts/0")
 	}
+	dropAuditCaps(s.Process.Capabilities, o.CapAdd)
 	if o.DefaultSeccomp && s.Linux != nil && s.Linux.Seccomp != nil {
 		AllowSyscalls(s.Linux.Seccomp)
 	}
