@@ -323,18 +323,26 @@ func checkContainerInterface(t *testing.T, id, uuid, env string) {
 	}
 }
 
-// With a tty, systemd in the container is told of it in container_ttys
-// and starts a login getty there (systemd-getty-generator).
-func TestSystemdContainerTTYs(t *testing.T) {
+// With -t the terminal is /dev/console (it used to fail at start: a
+// second pty at /dev/console took the terminal's place as PID 1's
+// controlling tty), and systemd starts its console getty on it; there is
+// no other pty to name in container_ttys. docker logs is not checked: the
+// shim stops reading a terminal once no process holds it open (EIO),
+// which systemd's way of opening the console only to write makes likely
+// before the boot messages.
+func TestSystemdTTYConsole(t *testing.T) {
 	needSystemdImage(t)
 	id := remember(shared.MustCLI(t, "run", "-d", "-t", "--init=systemd", systemdImage))
 	defer shared.CLI("rm", "-f", id)
 	waitBooted(t, id)
 	env := shared.MustCLI(t, "exec", id, "sh", "-c", "tr '\\0' '\\n' < /proc/1/environ")
-	if !strings.Contains(env+"\n", "container_ttys=pts/0\n") {
-		t.Errorf("PID 1 env lacks container_ttys=pts/0:\n%s", env)
+	if strings.Contains(env, "container_ttys=") {
+		t.Errorf("PID 1 env has container_ttys:\n%s", env)
 	}
-	if out := shared.CLI("exec", id, "systemctl", "is-active", "container-getty@0.service").Stdout; strings.TrimSpace(out) != "active" {
-		t.Errorf("container-getty@0.service: %q\n%s", out, shared.CLI("exec", id, "systemctl", "status", "--no-pager", "container-getty@0.service").Stdout)
+	if out := shared.MustCLI(t, "exec", id, "sh", "-c", "grep ' /dev/console ' /proc/self/mountinfo"); !strings.Contains(out, " devpts ") {
+		t.Errorf("/dev/console is not the terminal: %s", out)
+	}
+	if out := shared.CLI("exec", id, "systemctl", "is-active", "console-getty.service").Stdout; strings.TrimSpace(out) != "active" {
+		t.Errorf("console-getty.service: %q\n%s", out, shared.CLI("exec", id, "systemctl", "status", "--no-pager", "console-getty.service").Stdout)
 	}
 }

@@ -15,8 +15,8 @@ import (
 )
 
 // systemd's Container Interface (systemd.io/CONTAINER_INTERFACE): the
-// /run/host hierarchy, the container_host_* and container_ttys variables,
-// and the capabilities not to pass.
+// /run/host hierarchy, the container_host_* variables and the capabilities
+// not to pass.
 
 // ContainerManager is what the container's $container and
 // /run/host/container-manager say.

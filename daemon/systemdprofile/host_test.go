@@ -4,9 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sdengine/engine/daemon/oci"
 )
 
 const testOSRelease = `# a comment
@@ -109,7 +112,7 @@ func TestApplyContainerInterface(t *testing.T) {
 			t.Errorf("env %q lacks %s", s.Process.Env, want)
 		}
 	}
-	if slices.ContainsFunc(s.Process.Env, func(kv string) bool { return len(kv) > 15 && kv[:15] == "container_ttys=" }) {
+	if slices.ContainsFunc(s.Process.Env, func(kv string) bool { return strings.HasPrefix(kv, "container_ttys=") }) {
 		t.Errorf("container_ttys without a tty: %q", s.Process.Env)
 	}
 	caps := s.Process.Capabilities
@@ -131,8 +134,13 @@ func TestApplyTTYAndUserWins(t *testing.T) {
 	s.Process.Env = append(s.Process.Env, "container_host_id=mine")
 	s.Process.Capabilities.Bounding = append(s.Process.Capabilities.Bounding, "CAP_AUDIT_CONTROL", "CAP_AUDIT_READ")
 	Apply(s, Options{CapAdd: []string{"audit_control"}, Prepared: Prepared{HostEnv: []string{"container_host_id=debian"}}})
-	if !slices.Contains(s.Process.Env, "container_ttys=pts/0") {
-		t.Errorf("env %q lacks container_ttys=pts/0", s.Process.Env)
+	// The terminal is /dev/console (libcontainer's): no pty of the shim's
+	// over it, and no other pty to name in container_ttys.
+	if _, ok := s.Annotations[oci.ConsoleAnnotation]; ok {
+		t.Errorf("console pty asked for with -t: %v", s.Annotations)
+	}
+	if slices.ContainsFunc(s.Process.Env, func(kv string) bool { return strings.HasPrefix(kv, "container_ttys=") }) {
+		t.Errorf("container_ttys with the terminal as console: %q", s.Process.Env)
 	}
 	if !slices.Contains(s.Process.Env, "container_host_id=mine") || slices.Contains(s.Process.Env, "container_host_id=debian") {
 		t.Errorf("the user's variable did not win: %q", s.Process.Env)

@@ -94,20 +94,22 @@ func Apply(s *specs.Spec, o Options) {
 	delegateCgroup(s)
 	s.Process.Env = addEnv(s.Process.Env, "container="+ContainerManager)
 	s.Process.Env = addEnv(s.Process.Env, o.Prepared.HostEnv...)
-	// systemd-getty-generator starts a login getty on each pty named in
-	// container_ttys. With -t the process's terminal is the first pty of
-	// the container's own devpts instance, pts/0; /dev/console is another
-	// pty (the shim's, bound there) and is not named, as the interface
-	// asks.
-	if s.Process.Terminal {
-		s.Process.Env = addEnv(s.Process.Env, "container_ttys=pts/0")
-	}
+	// No container_ttys: the interface names there the ptys besides the
+	// one /dev/console is, and a container has no other (with -t its
+	// terminal is /dev/console, see below). systemd starts its console
+	// getty on /dev/console by itself.
 	dropAuditCaps(s.Process.Capabilities, o.CapAdd)
 	if o.DefaultSeccomp && s.Linux != nil && s.Linux.Seccomp != nil {
 		AllowSyscalls(s.Linux.Seccomp)
 	}
 	// systemd as PID 1 writes its boot and shutdown messages only to a
-	// console that is a tty.
+	// console that is a tty. With -t libcontainer binds the terminal
+	// there: a second pty over it would become PID 1's controlling tty
+	// before libcontainer's own (its setctty then fails with EPERM).
+	if s.Process.Terminal {
+		delete(s.Annotations, oci.ConsoleAnnotation)
+		return
+	}
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}
 	}
