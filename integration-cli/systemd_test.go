@@ -346,3 +346,22 @@ func TestSystemdTTYConsole(t *testing.T) {
 		t.Errorf("console-getty.service: %q\n%s", out, shared.CLI("exec", id, "systemctl", "status", "--no-pager", "console-getty.service").Stdout)
 	}
 }
+
+// A mount of the user's below /run/host is the user's /run/host: the
+// container starts (its mount point could not be made in the engine's
+// read-only /run/host) and the engine's files are not there.
+func TestSystemdUserMountBelowRunHost(t *testing.T) {
+	needSystemdImage(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("s3"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := remember(shared.MustCLI(t, "run", "-d", "--init=systemd", "-v", dir+":/run/host/credentials:ro", systemdImage))
+	defer shared.CLI("rm", "-f", id)
+	if out := shared.MustCLI(t, "exec", id, "cat", "/run/host/credentials/secret"); out != "s3" {
+		t.Errorf("user's mount: %q", out)
+	}
+	if r := shared.CLI("exec", id, "test", "-e", "/run/host/container-manager"); r.Code == 0 {
+		t.Error("the engine's /run/host beside the user's mount")
+	}
+}

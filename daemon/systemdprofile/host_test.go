@@ -85,8 +85,8 @@ func TestPrepareRunHost(t *testing.T) {
 		t.Errorf("no host os-release: %v, %q", err, p.HostEnv)
 	}
 
-	// The user's mount at /run/host (or /run) wins.
-	for _, dst := range []string{"/run", "/run/host"} {
+	// The user's mount at /run/host (or /run, or below /run/host) wins.
+	for _, dst := range []string{"/run", "/run/host", "/run/host/credentials"} {
 		p, err = Prepare(r, []specs.Mount{{Destination: dst}})
 		if err != nil || p.RunHostDir != "" || p.HostEnv != nil {
 			t.Errorf("user mount at %s: %+v %v", dst, p, err)

@@ -142,6 +142,11 @@ func covered(ms []specs.Mount, dst string) bool {
 	})
 }
 
+// below reports whether a mount in ms is below dir.
+func below(ms []specs.Mount, dir string) bool {
+	return slices.ContainsFunc(ms, func(m specs.Mount) bool { return strings.HasPrefix(path.Clean(m.Destination), dir+"/") })
+}
+
 func hasMountAt(ms []specs.Mount, dst string) bool {
 	return slices.ContainsFunc(ms, func(m specs.Mount) bool { return path.Clean(m.Destination) == dst })
 }

@@ -44,7 +44,7 @@ type Prepared struct {
 	JournalDir string
 	// RunHostDir is the container's /run/host (systemd's Container
 	// Interface), to be bound read-only; empty when the user mounted
-	// /run/host or above it.
+	// /run/host, above it or below it.
 	RunHostDir string
 	// HostEnv are the container_host_* variables of the host's os-release.
 	HostEnv []string
@@ -67,7 +67,9 @@ func Prepare(r Rootfs, mounts []specs.Mount) (Prepared, error) {
 		return p, err
 	}
 	p.JournalDir = dir
-	if !covered(mounts, RunHost) {
+	// A user's mount below /run/host is the user's /run/host too: its
+	// mount point could not be made in the read-only bind.
+	if !covered(mounts, RunHost) && !below(mounts, RunHost) {
 		if p.RunHostDir, p.HostEnv, err = prepareRunHost(r); err != nil {
 			return p, err
 		}
