@@ -55,7 +55,9 @@ func (d *Daemon) applySystemdProfile(c *container.Container, rootfs string, spec
 		return fmt.Errorf("systemd profile: %w", err)
 	}
 	c.JournalDir = prep.JournalDir
-	systemdprofile.Apply(spec, systemdprofile.Options{Prepared: prep, DefaultSeccomp: oci.DefaultSeccomp(c.HostConfig.SecurityOpt)})
+	systemdprofile.Apply(spec, systemdprofile.Options{
+		Prepared: prep, DefaultSeccomp: oci.DefaultSeccomp(c.HostConfig.SecurityOpt), CapAdd: c.HostConfig.CapAdd,
+	})
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,7 @@ func TestSystemdBoot(t *testing.T) {
 			t.Errorf("PID 1 env lacks %s:\n%s", want, env)
 		}
 	}
+	checkContainerInterface(t, id, uuid, env)
 	if out := shared.MustCLI(t, "exec", id, "sh", "-c", "cat /run/seeded-by-image; stat -f -c %T /run /run/lock /tmp"); out != "from the image\ntmpfs\ntmpfs\ntmpfs" {
 		t.Errorf("/run seeding and tmpfs: %q", out)
 	}
@@ -243,5 +245,123 @@ func TestSystemdUserRunMountAndReadOnly(t *testing.T) {
 	shared.MustCLI(t, "rm", "-f", id)
 	if _, err := os.Stat(journalDir); !os.IsNotExist(err) {
 		t.Errorf("rm -f left the journal directory")
+	}
+}
+
+// checkContainerInterface checks, in a booted container, what systemd's
+// Container Interface asks of the engine: the /run/host files (read-only),
+// the container_host_* variables in PID 1's environment (env), what
+// systemd-detect-virt makes of it and no audit capabilities.
+func checkContainerInterface(t *testing.T, id, uuid, env string) {
+	t.Helper()
+	if out := shared.MustCLI(t, "exec", id, "cat", "/run/host/container-manager"); out != "docker" {
+		t.Errorf("/run/host/container-manager %q", out)
+	}
+	if out := shared.MustCLI(t, "exec", id, "cat", "/run/host/container-uuid"); out != uuid {
+		t.Errorf("/run/host/container-uuid %q, want %q", out, uuid)
+	}
+	hostOSR, err := os.ReadFile("/etc/os-release")
+	if err != nil {
+		hostOSR, err = os.ReadFile("/usr/lib/os-release")
+	}
+	if err != nil {
+		t.Fatalf("host os-release: %v", err)
+	}
+	if out := shared.MustCLI(t, "exec", id, "cat", "/run/host/os-release"); out != strings.TrimSpace(string(hostOSR)) {
+		t.Errorf("/run/host/os-release %q, want the host's %q", out, hostOSR)
+	}
+	// Read-only for root in the container, the directory too.
+	for _, cmd := range []string{"echo x > /run/host/os-release", "touch /run/host/new", "rm /run/host/container-manager"} {
+		if r := shared.CLI("exec", id, "sh", "-c", cmd); r.Code == 0 {
+			t.Errorf("%s succeeded in the container", cmd)
+		}
+	}
+	if b, _ := os.ReadFile("/etc/os-release"); string(b) != string(hostOSR) {
+		t.Errorf("the host's os-release changed")
+	}
+	if out := shared.MustCLI(t, "exec", id, "systemd-detect-virt", "-c"); out != "docker" {
+		t.Errorf("systemd-detect-virt -c: %q", out)
+	}
+	// The identifying fields of the host's os-release, as systemd names
+	// them; this host's has ID and VERSION_ID.
+	for _, l := range strings.Split(string(hostOSR), "\n") {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(v, `"'`)
+		switch k {
+		case "ID", "VERSION_ID", "BUILD_ID", "VARIANT_ID", "IMAGE_ID", "IMAGE_VERSION":
+			if want := "container_host_" + strings.ToLower(k) + "=" + v; !strings.Contains(env+"\n", want+"\n") {
+				t.Errorf("PID 1 env lacks %s:\n%s", want, env)
+			}
+		}
+	}
+	if !strings.Contains(env, "container_host_id=") {
+		t.Errorf("PID 1 env has no container_host_id:\n%s", env)
+	}
+	if strings.Contains(env, "container_ttys=") {
+		t.Errorf("container_ttys without a tty:\n%s", env)
+	}
+	// CAP_AUDIT_WRITE (29), CAP_AUDIT_CONTROL (30), CAP_AUDIT_READ (37).
+	line := shared.MustCLI(t, "exec", id, "grep", "CapBnd", "/proc/1/status")
+	f := strings.Fields(line)
+	if len(f) != 2 {
+		t.Fatalf("CapBnd line %q", line)
+	}
+	bnd, err := strconv.ParseUint(f[1], 16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bit := range []uint{29, 30, 37} {
+		if bnd&(1<<bit) != 0 {
+			t.Errorf("PID 1's bounding set %s has capability %d (audit)", f[1], bit)
+		}
+	}
+	if bnd&(1<<27) == 0 { // CAP_MKNOD: the interface says keep it
+		t.Errorf("PID 1's bounding set %s lacks CAP_MKNOD", f[1])
+	}
+}
+
+// With -t the terminal is /dev/console (it used to fail at start: a
+// second pty at /dev/console took the terminal's place as PID 1's
+// controlling tty), and systemd starts its console getty on it; there is
+// no other pty to name in container_ttys. docker logs is not checked: the
+// shim stops reading a terminal once no process holds it open (EIO),
+// which systemd's way of opening the console only to write makes likely
+// before the boot messages.
+func TestSystemdTTYConsole(t *testing.T) {
+	needSystemdImage(t)
+	id := remember(shared.MustCLI(t, "run", "-d", "-t", "--init=systemd", systemdImage))
+	defer shared.CLI("rm", "-f", id)
+	waitBooted(t, id)
+	env := shared.MustCLI(t, "exec", id, "sh", "-c", "tr '\\0' '\\n' < /proc/1/environ")
+	if strings.Contains(env, "container_ttys=") {
+		t.Errorf("PID 1 env has container_ttys:\n%s", env)
+	}
+	if out := shared.MustCLI(t, "exec", id, "sh", "-c", "grep ' /dev/console ' /proc/self/mountinfo"); !strings.Contains(out, " devpts ") {
+		t.Errorf("/dev/console is not the terminal: %s", out)
+	}
+	if out := shared.CLI("exec", id, "systemctl", "is-active", "console-getty.service").Stdout; strings.TrimSpace(out) != "active" {
+		t.Errorf("console-getty.service: %q\n%s", out, shared.CLI("exec", id, "systemctl", "status", "--no-pager", "console-getty.service").Stdout)
+	}
+}
+
+// A mount of the user's below /run/host is the user's /run/host: the
+// container starts (its mount point could not be made in the engine's
+// read-only /run/host) and the engine's files are not there.
+func TestSystemdUserMountBelowRunHost(t *testing.T) {
+	needSystemdImage(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("s3"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := remember(shared.MustCLI(t, "run", "-d", "--init=systemd", "-v", dir+":/run/host/credentials:ro", systemdImage))
+	defer shared.CLI("rm", "-f", id)
+	if out := shared.MustCLI(t, "exec", id, "cat", "/run/host/credentials/secret"); out != "s3" {
+		t.Errorf("user's mount: %q", out)
+	}
+	if r := shared.CLI("exec", id, "test", "-e", "/run/host/container-manager"); r.Code == 0 {
+		t.Error("the engine's /run/host beside the user's mount")
 	}
 }

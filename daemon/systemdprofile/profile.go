@@ -7,8 +7,9 @@
 //     container's root filesystem and the host's journal directory for it;
 //   - Apply changes the built OCI spec in one place: the /run, /run/lock
 //     and /tmp tmpfs, a delegated cgroup subtree, /etc/machine-id on a
-//     read-only root, the journal bind, container=docker, the seccomp
-//     allowances and the console.
+//     read-only root, the journal bind, /run/host, container=docker and
+//     the other variables of systemd's Container Interface (host.go), no
+//     audit capabilities, the seccomp allowances and the console.
 //
 // A mount the user made at one of the profile's paths (or above it) wins:
 // the profile leaves that path alone and nothing else.
@@ -47,6 +48,9 @@ type Options struct {
 	// profile, the only one the profile's allowances are added to: a
 	// user's own profile is used as written.
 	DefaultSeccomp bool
+	// CapAdd is the user's --cap-add: an audit capability named there is
+	// kept, the others are dropped (see auditCaps).
+	CapAdd []string
 }
 
 // Apply changes the built spec into a systemd container's, in one step.
@@ -78,6 +82,9 @@ func Apply(s *specs.Spec, o Options) {
 		dst := path.Join(DefaultJournalRoot, path.Base(dir))
 		add = append(add, specs.Mount{Destination: dst, Type: "bind", Source: dir, Options: []string{"rbind", "rw"}})
 	}
+	if dir := o.Prepared.RunHostDir; dir != "" {
+		add = append(add, runHostMount(dir))
+	}
 	s.Mounts = append(s.Mounts, add...)
 	// Parents before children, whoever added them: the /run tmpfs must not
 	// hide a user's bind below /run.
@@ -85,14 +92,24 @@ func Apply(s *specs.Spec, o Options) {
 		return depth(s.Mounts[i].Destination) < depth(s.Mounts[j].Destination)
 	})
 	delegateCgroup(s)
-	if !slices.ContainsFunc(s.Process.Env, func(kv string) bool { return strings.HasPrefix(kv, "container=") }) {
-		s.Process.Env = append(s.Process.Env, "container=docker")
-	}
+	s.Process.Env = addEnv(s.Process.Env, "container="+ContainerManager)
+	s.Process.Env = addEnv(s.Process.Env, o.Prepared.HostEnv...)
+	// No container_ttys: the interface names there the ptys besides the
+	// one /dev/console is, and a container has no other (with -t its
+	// terminal is /dev/console, see below). systemd starts its console
+	// getty on /dev/console by itself.
+	dropAuditCaps(s.Process.Capabilities, o.CapAdd)
 	if o.DefaultSeccomp && s.Linux != nil && s.Linux.Seccomp != nil {
 		AllowSyscalls(s.Linux.Seccomp)
 	}
 	// systemd as PID 1 writes its boot and shutdown messages only to a
-	// console that is a tty.
+	// console that is a tty. With -t libcontainer binds the terminal
+	// there: a second pty over it would become PID 1's controlling tty
+	// before libcontainer's own (its setctty then fails with EPERM).
+	if s.Process.Terminal {
+		delete(s.Annotations, oci.ConsoleAnnotation)
+		return
+	}
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}
 	}
@@ -123,6 +140,11 @@ func covered(ms []specs.Mount, dst string) bool {
 		d := path.Clean(m.Destination)
 		return d != "/" && (d == dst || strings.HasPrefix(dst, d+"/"))
 	})
+}
+
+// below reports whether a mount in ms is below dir.
+func below(ms []specs.Mount, dir string) bool {
+	return slices.ContainsFunc(ms, func(m specs.Mount) bool { return strings.HasPrefix(path.Clean(m.Destination), dir+"/") })
 }
 
 func hasMountAt(ms []specs.Mount, dst string) bool {

@@ -3,6 +3,7 @@ package systemdprofile
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -193,10 +194,11 @@ func TestPrepare(t *testing.T) {
 	}
 
 	// The user's mounts win: /var covers the journal, /etc/machine-id
-	// is the user's; no host journal without a persistent journal.
-	user := []specs.Mount{{Destination: "/var"}, {Destination: "/etc/machine-id"}}
+	// is the user's, /run covers /run/host; no host journal without a
+	// persistent journal.
+	user := []specs.Mount{{Destination: "/var"}, {Destination: "/etc/machine-id"}, {Destination: "/run"}}
 	p, err = Prepare(Rootfs{Path: t.TempDir(), StateDir: state, MachineID: mid, JournalRoot: journal}, user)
-	if err != nil || p != (Prepared{}) {
+	if err != nil || !reflect.DeepEqual(p, Prepared{}) {
 		t.Errorf("with user mounts: %+v, %v", p, err)
 	}
 	p, err = Prepare(Rootfs{Path: t.TempDir(), StateDir: state, MachineID: mid, JournalRoot: filepath.Join(journal, "absent")}, nil)

@@ -29,6 +29,9 @@ type Rootfs struct {
 	// JournalRoot is the host's journal directory; empty means
 	// DefaultJournalRoot.
 	JournalRoot string
+	// HostOSRelease is the host's os-release; empty means /etc/os-release,
+	// or /usr/lib/os-release when that is missing.
+	HostOSRelease string
 }
 
 // Prepared is what Prepare made, for Apply to mount.
@@ -39,10 +42,16 @@ type Prepared struct {
 	// JournalDir is the host's journal directory of the container, to be
 	// bound at the same path; empty when not shared.
 	JournalDir string
+	// RunHostDir is the container's /run/host (systemd's Container
+	// Interface), to be bound read-only; empty when the user mounted
+	// /run/host, above it or below it.
+	RunHostDir string
+	// HostEnv are the container_host_* variables of the host's os-release.
+	HostEnv []string
 }
 
-// Prepare writes the container's machine ID and makes its journal
-// directory on the host. mounts are the built spec's mounts: a path the
+// Prepare writes the container's machine ID, makes its journal directory
+// on the host and writes its /run/host files. mounts are the built spec's mounts: a path the
 // user mounted is left to the user.
 func Prepare(r Rootfs, mounts []specs.Mount) (Prepared, error) {
 	var p Prepared
@@ -58,6 +67,13 @@ func Prepare(r Rootfs, mounts []specs.Mount) (Prepared, error) {
 		return p, err
 	}
 	p.JournalDir = dir
+	// A user's mount below /run/host is the user's /run/host too: its
+	// mount point could not be made in the read-only bind.
+	if !covered(mounts, RunHost) && !below(mounts, RunHost) {
+		if p.RunHostDir, p.HostEnv, err = prepareRunHost(r); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
 }
 
