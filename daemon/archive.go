@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"path"
 	"path/filepath"
 	"strings"
@@ -52,26 +51,16 @@ func (d *Daemon) withCopyRoot(name, p string, fn func(r *inroot.Root, at cpRoot,
 	if err != nil {
 		return err
 	}
-	if !c.HoldRootfs() {
-		return errdefs.Conflict(fmt.Errorf("container %s is being removed", name))
-	}
-	c.Lock()
-	rootfs, err := d.images.Mount(c.ID)
-	mps := mountPointsOf(c)
-	readonlyRootfs := c.HostConfig.ReadonlyRootfs
-	c.Unlock()
-	defer func() {
-		c.Lock()
-		defer c.Unlock()
-		if c.ReleaseRootfs() && !c.State.Running() {
-			if err := d.images.Unmount(c.ID); err != nil {
-				slog.Warn("unmount after copy", "id", c.ID, "err", err)
-			}
-		}
-	}()
+	var mps []*container.MountPoint
+	var readonlyRootfs bool
+	rootfs, release, err := d.holdRootfs(c, name, func() {
+		mps = mountPointsOf(c)
+		readonlyRootfs = c.HostConfig.ReadonlyRootfs
+	})
 	if err != nil {
-		return fmt.Errorf("mount the filesystem of container %s: %w", name, err)
+		return err
 	}
+	defer release()
 	at := copyRootFor(rootfs, readonlyRootfs, mps, p)
 	r, err := inroot.Open(at.dir)
 	if err != nil {
