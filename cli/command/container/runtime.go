@@ -47,13 +47,8 @@ func NewPruneCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !force {
-				fmt.Fprint(cli.Out(), "WARNING! This will remove all stopped containers.\nAre you sure you want to continue? [y/N] ")
-				var answer string
-				_, _ = fmt.Fscanln(cli.In(), &answer)
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return nil
-				}
+			if !force && !command.Confirm(cli, "WARNING! This will remove all stopped containers.") {
+				return nil
 			}
 			rep, err := c.ContainersPrune(cmd.Context(), f)
 			if err != nil {

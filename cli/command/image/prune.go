@@ -1,9 +1,7 @@
 package image
 
 import (
-	"bufio"
 	"fmt"
-	"strings"
 
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
@@ -31,12 +29,8 @@ func NewPruneCommand(cli *command.Cli) *cobra.Command {
 				f.Add("dangling", "false")
 				warning = "WARNING! This will remove all images without at least one container associated to them."
 			}
-			if !force {
-				fmt.Fprintf(cli.Out(), "%s\nAre you sure you want to continue? [y/N] ", warning)
-				line, _ := bufio.NewReader(cli.In()).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-					return nil
-				}
+			if !force && !command.Confirm(cli, warning) {
+				return nil
 			}
 			c, err := cli.Client()
 			if err != nil {

@@ -265,13 +265,8 @@ func newPruneCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !force {
-				fmt.Fprint(cli.Out(), "WARNING! This will remove all custom networks not used by at least one container.\nAre you sure you want to continue? [y/N] ")
-				var answer string
-				_, _ = fmt.Fscanln(cli.In(), &answer)
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return nil
-				}
+			if !force && !command.Confirm(cli, "WARNING! This will remove all custom networks not used by at least one container.") {
+				return nil
 			}
 			c, err := cli.Client()
 			if err != nil {

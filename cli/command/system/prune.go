@@ -2,7 +2,6 @@ package system
 
 import (
 	"fmt"
-	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/go-units"
@@ -31,13 +30,8 @@ func NewPruneCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !force {
-				fmt.Fprint(cli.Out(), "WARNING! This will remove:\n  - all stopped containers\n  - all networks not used by at least one container\n  - all dangling images\n  - unused build cache\n\nAre you sure you want to continue? [y/N] ")
-				var answer string
-				_, _ = fmt.Fscanln(cli.In(), &answer)
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return nil
-				}
+			if !force && !command.Confirm(cli, "WARNING! This will remove:\n  - all stopped containers\n  - all networks not used by at least one container\n  - all dangling images\n  - unused build cache\n") {
+				return nil
 			}
 			ctx := cmd.Context()
 			var reclaimed uint64

@@ -3,9 +3,7 @@
 package volume
 
 import (
-	"bufio"
 	"fmt"
-	"strings"
 
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/go-units"
@@ -170,16 +168,12 @@ func newPruneCommand(cli *command.Cli) *cobra.Command {
 			if all {
 				f.Add("all", "true")
 			}
-			if !force {
-				warning := "WARNING! This will remove anonymous local volumes not used by at least one container.\nAre you sure you want to continue? [y/N] "
-				if all {
-					warning = "WARNING! This will remove all local volumes not used by at least one container.\nAre you sure you want to continue? [y/N] "
-				}
-				fmt.Fprint(cli.Out(), warning)
-				answer, _ := bufio.NewReader(cli.In()).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return nil
-				}
+			warning := "WARNING! This will remove anonymous local volumes not used by at least one container."
+			if all {
+				warning = "WARNING! This will remove all local volumes not used by at least one container."
+			}
+			if !force && !command.Confirm(cli, warning) {
+				return nil
 			}
 			c, err := cli.Client()
 			if err != nil {
