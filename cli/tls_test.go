@@ -2,12 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -82,23 +78,7 @@ func TestGlobalTLSFlags(t *testing.T) {
 // fakeTLSDaemon answers /_ping and /version over TLS, to clients with a
 // certificate from s's CA; it returns its tcp:// host.
 func fakeTLSDaemon(t *testing.T, s *testcerts.Set) string {
-	t.Helper()
-	pem, err := os.ReadFile(s.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	kp, err := tls.LoadX509KeyPair(s.ServerCert, s.ServerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{kp}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert})
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return testcerts.Serve(t, s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Api-Version", "1.51")
 		if strings.HasSuffix(r.URL.Path, "/_ping") {
 			_, _ = io.WriteString(w, "OK")
@@ -106,8 +86,5 @@ func fakeTLSDaemon(t *testing.T, s *testcerts.Set) string {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"Version":"28.5.2-fake","ApiVersion":"1.51","MinAPIVersion":"1.24","Os":"linux","Arch":"amd64"}`)
-	})}
-	go srv.Serve(l) //nolint:errcheck // ends with Close
-	t.Cleanup(func() { srv.Close() })
-	return "tcp://" + l.Addr().String()
+	}))
 }

@@ -3,11 +3,8 @@ package command
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,44 +101,19 @@ func TestTLSClientConfig(t *testing.T) {
 	}
 }
 
-// tlsDaemon serves a fake daemon over TLS that lets in only the set's
-// client certificate; it returns its tcp:// address.
-func tlsDaemon(t *testing.T, s *testcerts.Set, handler http.HandlerFunc) string {
-	t.Helper()
-	pem, err := os.ReadFile(s.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	kp, err := tls.LoadX509KeyPair(s.ServerCert, s.ServerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{kp}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert})
-	srv := &http.Server{Handler: handler}
-	go srv.Serve(l) //nolint:errcheck // ends with Close
-	t.Cleanup(func() { srv.Close() })
-	return "tcp://" + l.Addr().String()
-}
-
 // TestClientOverTLS: the CLI's client, and RawRequest through it, speak
 // TLS to a daemon that wants a client certificate.
 func TestClientOverTLS(t *testing.T) {
 	clearTLSEnv(t)
 	s := genCerts(t)
-	host := tlsDaemon(t, s, func(w http.ResponseWriter, r *http.Request) {
+	host := testcerts.Serve(t, s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Api-Version", "1.43")
 		if r.URL.Path == "/_ping" {
 			_, _ = io.WriteString(w, "OK")
 			return
 		}
 		_, _ = io.WriteString(w, `{"Path":"`+r.URL.Path+`"}`)
-	})
+	}))
 	c := NewCli(io.NopCloser(strings.NewReader("")), io.Discard, io.Discard)
 	c.Host = host
 	c.TLS = TLSOptions{Verify: true, CACert: s.CA, Cert: s.ClientCert, Key: s.ClientKey}
