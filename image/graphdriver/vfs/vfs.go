@@ -11,6 +11,7 @@ import (
 
 	"github.com/sdengine/engine/pkg/archive"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/fscopy"
 )
 
 var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -75,7 +76,7 @@ func (d *Driver) create(id, parent string) error {
 	// under the real id.
 	tmp := dir + ".tmp"
 	os.RemoveAll(tmp)
-	if err := copyTree(d.Diff(parent), tmp); err != nil {
+	if err := fscopy.Tree(d.Diff(parent), tmp); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("vfs: copy parent %s: %w", parent, err)
 	}

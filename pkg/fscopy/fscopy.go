@@ -1,4 +1,7 @@
-package vfs
+// Package fscopy copies directory trees faithfully: what the vfs storage
+// driver needs to make a layer from its parent, and what a volume's first
+// use needs to take the image's content.
+package fscopy
 
 import (
 	"errors"
@@ -12,10 +15,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// copyTree duplicates src at dst keeping owners, modes, times, xattrs,
-// hard links and special files. Directory times are set after their
+// Tree duplicates src at dst keeping owners, modes, times, xattrs, hard
+// links and special files; symlinks are copied as links, never followed.
+// dst is made, or may be an existing empty directory, which then takes
+// src's owner, mode, xattrs and times. Directory times are set after their
 // content is written, deepest first.
-func copyTree(src, dst string) error {
+func Tree(src, dst string) error {
 	links := map[[2]uint64]string{}
 	type dirTime struct {
 		path string
@@ -45,7 +50,7 @@ func copyTree(src, dst string) error {
 		}
 		switch ftype {
 		case unix.S_IFDIR:
-			if err := os.Mkdir(target, 0o700); err != nil {
+			if err := os.Mkdir(target, 0o700); err != nil && !(rel == "." && errors.Is(err, fs.ErrExist)) {
 				return err
 			}
 		case unix.S_IFREG:
