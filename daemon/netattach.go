@@ -230,17 +230,23 @@ func (d *Daemon) connectNetwork(c *container.Container, hostname string) (retErr
 			return fmt.Errorf("driver failed programming external connectivity on endpoint %s (%s): %w", strings.TrimPrefix(c.Name, "/"), c.ID[:12], err)
 		}
 		ep.SandboxKey = nsPath
-		if i == 0 {
-			c.Network = ep
-		} else {
-			if c.Networks == nil {
-				c.Networks = map[string]*libnetwork.Endpoint{}
-			}
-			c.Networks[n.name] = ep
-		}
+		setEndpoint(c, n.name, ep, i == 0)
 	}
 	d.registerDNS(c)
 	return nil
+}
+
+// setEndpoint records the container's endpoint on the network name: its
+// first (c.Network, whose namespace the others share) or a further one.
+func setEndpoint(c *container.Container, name string, ep *libnetwork.Endpoint, first bool) {
+	if first {
+		c.Network = ep
+		return
+	}
+	if c.Networks == nil {
+		c.Networks = map[string]*libnetwork.Endpoint{}
+	}
+	c.Networks[name] = ep
 }
 
 // bridgeOf is the bridge an endpoint is on (nil if its network is gone).

@@ -83,14 +83,7 @@ func (d *Daemon) NetworkConnect(ctx context.Context, ref, name string, es *netwo
 			return err
 		}
 		ep.SandboxKey = o.NetnsPath
-		if c.Network.Network == "" {
-			c.Network = ep
-		} else {
-			if c.Networks == nil {
-				c.Networks = map[string]*libnetwork.Endpoint{}
-			}
-			c.Networks[n.name] = ep
-		}
+		setEndpoint(c, n.name, ep, c.Network.Network == "")
 		d.registerDNS(c)
 	}
 	if c.NetworkConfig == nil {
