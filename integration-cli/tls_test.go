@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -184,20 +183,7 @@ func TestTLSVerify(t *testing.T) {
 // in TLS 1.3 only when the client first reads.
 func handshake(t *testing.T, ca, client *testcerts.Set, maxVersion uint16, port int) error {
 	t.Helper()
-	pem, err := os.ReadFile(ca.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	c := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS10, MaxVersion: maxVersion}
-	if client != nil {
-		kp, err := tls.LoadX509KeyPair(client.ClientCert, client.ClientKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Certificates = []tls.Certificate{kp}
-	}
+	c := testcerts.ClientConfig(t, ca, client, maxVersion)
 	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", fmt.Sprintf("127.0.0.1:%d", port), c)
 	if err != nil {
 		return err

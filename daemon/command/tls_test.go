@@ -2,7 +2,6 @@ package command
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -190,20 +189,11 @@ func TestTLSDefaultFiles(t *testing.T) {
 // client certificate when withCert.
 func tlsClient(t *testing.T, s *testcerts.Set, withCert bool, maxVersion uint16) *http.Client {
 	t.Helper()
-	pem, err := os.ReadFile(s.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	c := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS10, MaxVersion: maxVersion}
+	var client *testcerts.Set
 	if withCert {
-		kp, err := tls.LoadX509KeyPair(s.ClientCert, s.ClientKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Certificates = []tls.Certificate{kp}
+		client = s
 	}
+	c := testcerts.ClientConfig(t, s, client, maxVersion)
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: c}}
 }
 

@@ -14,12 +14,7 @@ import (
 // with --tlsverify does), until the test ends. It returns the tcp:// host.
 func Serve(t testing.TB, s *Set, handler http.Handler) string {
 	t.Helper()
-	pem, err := os.ReadFile(s.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
+	pool := CAPool(t, s)
 	kp, err := tls.LoadX509KeyPair(s.ServerCert, s.ServerKey)
 	if err != nil {
 		t.Fatal(err)
@@ -33,4 +28,32 @@ func Serve(t testing.TB, s *Set, handler http.Handler) string {
 	go srv.Serve(l) //nolint:errcheck // ends with Close
 	t.Cleanup(func() { srv.Close() })
 	return "tcp://" + l.Addr().String()
+}
+
+// CAPool is a certificate pool holding s's CA.
+func CAPool(t testing.TB, s *Set) *x509.CertPool {
+	t.Helper()
+	pem, err := os.ReadFile(s.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return pool
+}
+
+// ClientConfig is a TLS client configuration that trusts ca's CA, presents
+// client's client certificate (none when client is nil) and speaks TLS 1.0
+// up to maxVersion (0: any).
+func ClientConfig(t testing.TB, ca, client *Set, maxVersion uint16) *tls.Config {
+	t.Helper()
+	c := &tls.Config{RootCAs: CAPool(t, ca), MinVersion: tls.VersionTLS10, MaxVersion: maxVersion}
+	if client != nil {
+		kp, err := tls.LoadX509KeyPair(client.ClientCert, client.ClientKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Certificates = []tls.Certificate{kp}
+	}
+	return c
 }
