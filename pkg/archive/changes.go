@@ -158,26 +158,5 @@ func TarDirExcept(dir string, w io.Writer, mountpoints []string) error {
 			skip[p] = true
 		}
 	}
-	tw := tar.NewWriter(w)
-	links := map[[2]uint64]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil || rel == "." {
-			return err
-		}
-		if skip[rel] {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		return tarEntry(tw, p, filepath.ToSlash(rel), links)
-	})
-	if err != nil {
-		return fmt.Errorf("tar %s: %w", dir, err)
-	}
-	return tw.Close()
+	return tarDir(dir, w, skip)
 }

@@ -19,7 +19,11 @@ import (
 // host's user database means nothing for a container tree), hard links
 // are kept, and overlayfs whiteouts (0/0 char devices, opaque dirs) are
 // turned back into ".wh." entries.
-func TarDir(dir string, w io.Writer) error {
+func TarDir(dir string, w io.Writer) error { return tarDir(dir, w, nil) }
+
+// tarDir is TarDir less the relative paths in skip (a directory with all
+// below it).
+func tarDir(dir string, w io.Writer, skip map[string]bool) error {
 	tw := tar.NewWriter(w)
 	links := map[[2]uint64]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -29,6 +33,12 @@ func TarDir(dir string, w io.Writer) error {
 		rel, err := filepath.Rel(dir, p)
 		if err != nil || rel == "." {
 			return err
+		}
+		if skip[rel] {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		return tarEntry(tw, p, filepath.ToSlash(rel), links)
 	})
