@@ -29,11 +29,15 @@ type execConfig struct {
 	id          string
 	containerID string
 	opts        containertypes.ExecOptions
-	started     bool
-	running     bool
-	exitCode    *int
-	pid         int
-	proc        execdriver.Process
+	// uid, gid and groups are the process's user, resolved at create in
+	// the container's /etc/passwd and /etc/group (with --group-add).
+	uid, gid uint32
+	groups   []uint32
+	started  bool
+	running  bool
+	exitCode *int
+	pid      int
+	proc     execdriver.Process
 }
 
 // ExecCreate registers an exec instance in a running container.
@@ -48,6 +52,7 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	if user == "" {
 		user = c.Config.User
 	}
+	// An exec has the container's --group-add groups too, as in Docker.
 	var groupAdd []string
 	if c.HostConfig != nil {
 		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
@@ -60,19 +65,23 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	if paused {
 		return "", errdefs.Conflict(fmt.Errorf("Container %s is paused, unpause the container before exec", c.ID))
 	}
-	// A user or group the container does not have is the request's fault,
-	// told at create as Docker does (400), not only as the exec's output
-	// once it is started. Start resolves the user again: the files may
-	// change in between.
-	if rootfs != "" {
-		if _, _, _, err := oci.ResolveUser(rootfs, user, groupAdd); err != nil {
-			if errdefs.IsInvalidParameter(err) {
-				return "", err
-			}
-			return "", errdefs.InvalidParameter(err)
+	if rootfs == "" {
+		// A record written before BaseFS existed: the mount is idempotent.
+		if rootfs, err = d.images.Mount(c.ID); err != nil {
+			return "", err
 		}
 	}
-	e := &execConfig{id: stringid.GenerateRandomID(), containerID: c.ID, opts: *opts}
+	// The user is resolved here, once: a user or group the container does
+	// not have is the request's fault, told at create as Docker does (400),
+	// not only as the exec's output once it is started.
+	uid, gid, groups, err := oci.ResolveUser(rootfs, user, groupAdd)
+	if err != nil {
+		if errdefs.IsInvalidParameter(err) {
+			return "", err
+		}
+		return "", errdefs.InvalidParameter(err)
+	}
+	e := &execConfig{id: stringid.GenerateRandomID(), containerID: c.ID, opts: *opts, uid: uid, gid: gid, groups: groups}
 	d.mu.Lock()
 	d.execs[e.id] = e
 	d.mu.Unlock()
@@ -93,12 +102,11 @@ func (d *Daemon) getExec(id string) (*execConfig, error) {
 // ExecStart runs the exec instance; with out == nil it runs detached.
 //
 // As in Docker, an attached start takes over the connection first and
-// does everything else after: what fails then (the user not in the
-// container's passwd, the container stopped, the runtime refusing the
-// process) is written on the stream, where the client shows it, and the
-// exec's exit code is 126. Answering an upgrade request with an HTTP
-// error would leave the client only "unable to upgrade to tcp, received
-// 400". Only an unknown exec is an HTTP error (404), as in Docker.
+// does everything else after: what fails then (the container stopped,
+// the runtime refusing the process) is written on the stream, where the
+// client shows it, and the exec's exit code is 126. Answering an upgrade
+// request with an HTTP error would leave the client only "unable to
+// upgrade to tcp, received 400". Only an unknown exec is an HTTP error (404), as in Docker.
 func (d *Daemon) ExecStart(ctx context.Context, id string, startOpts containertypes.ExecStartOptions, out backend.StreamFunc) error {
 	e, err := d.getExec(id)
 	if err != nil {
@@ -195,10 +203,6 @@ func (d *Daemon) startExec(ctx context.Context, e *execConfig, startOpts contain
 		return nil, errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
 	}
 	c.Lock()
-	user := e.opts.User
-	if user == "" {
-		user = c.Config.User
-	}
 	cwd := e.opts.WorkingDir
 	if cwd == "" {
 		cwd = c.Config.WorkingDir
@@ -211,25 +215,9 @@ func (d *Daemon) startExec(ctx context.Context, e *execConfig, startOpts contain
 		hostname = c.ShortID()
 	}
 	env := runconfig.MergeEnv(containerEnv(c, hostname), e.opts.Env)
-	rootfs := c.BaseFS
-	// An exec has the container's --group-add groups too, as in Docker.
-	var groupAdd []string
-	if c.HostConfig != nil {
-		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
-	}
 	c.Unlock()
-	if rootfs == "" {
-		// A record written before BaseFS existed: the mount is idempotent.
-		if rootfs, err = d.images.Mount(c.ID); err != nil {
-			return nil, err
-		}
-	}
-	uid, gid, groups, err := oci.ResolveUser(rootfs, user, groupAdd)
-	if err != nil {
-		return nil, err
-	}
 	xo := execdriver.ExecOptions{
-		Args: e.opts.Cmd, Env: env, Cwd: cwd, UID: uid, GID: gid, AdditionalGids: groups,
+		Args: e.opts.Cmd, Env: env, Cwd: cwd, UID: e.uid, GID: e.gid, AdditionalGids: e.groups,
 		Tty: e.opts.Tty, Privileged: e.opts.Privileged, Streams: streams,
 	}
 	if e.opts.Tty {
