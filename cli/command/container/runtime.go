@@ -54,14 +54,8 @@ func NewPruneCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(rep.ContainersDeleted) > 0 {
-				fmt.Fprintln(cli.Out(), "Deleted Containers:")
-				for _, id := range rep.ContainersDeleted {
-					fmt.Fprintln(cli.Out(), id)
-				}
-				fmt.Fprintln(cli.Out())
-			}
-			fmt.Fprintln(cli.Out(), "Total reclaimed space:", units.HumanSize(float64(rep.SpaceReclaimed)))
+			command.PrintDeleted(cli.Out(), "Containers", rep.ContainersDeleted)
+			command.PrintReclaimed(cli.Out(), rep.SpaceReclaimed)
 			return nil
 		},
 	}

@@ -70,23 +70,7 @@ func NewRmiCommand(cli *command.Cli) *cobra.Command {
 
 // NewInspectCommand is "docker image inspect".
 func NewInspectCommand(cli *command.Cli) *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "inspect [OPTIONS] IMAGE [IMAGE...]",
-		Short: "Display detailed information on one or more images",
-		Args:  command.RequiresMinArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			return command.Inspect(cli.Out(), cli.Err(), args, format, func(ref string) ([]byte, error) {
-				return InspectRaw(cmd.Context(), c, ref)
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&format, "format", "f", "", "Format output using a custom template")
-	return cmd
+	return command.NewInspectCommand(cli, "inspect [OPTIONS] IMAGE [IMAGE...]", "Display detailed information on one or more images", InspectRaw)
 }
 
 // InspectRaw returns an image's inspect JSON as the daemon sent it.

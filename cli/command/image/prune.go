@@ -1,9 +1,6 @@
 package image
 
 import (
-	"fmt"
-
-	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
 	"github.com/sdengine/engine/cli/command"
@@ -40,18 +37,8 @@ func NewPruneCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(rep.ImagesDeleted) > 0 {
-				fmt.Fprintln(cli.Out(), "Deleted Images:")
-				for _, d := range rep.ImagesDeleted {
-					if d.Untagged != "" {
-						fmt.Fprintf(cli.Out(), "untagged: %s\n", d.Untagged)
-					} else {
-						fmt.Fprintf(cli.Out(), "deleted: %s\n", d.Deleted)
-					}
-				}
-				fmt.Fprintln(cli.Out())
-			}
-			fmt.Fprintf(cli.Out(), "Total reclaimed space: %s\n", units.HumanSize(float64(rep.SpaceReclaimed)))
+			command.PrintDeletedImages(cli.Out(), rep.ImagesDeleted)
+			command.PrintReclaimed(cli.Out(), rep.SpaceReclaimed)
 			return nil
 		},
 	}

@@ -3,7 +3,10 @@
 package network
 
 import (
+	"context"
 	"fmt"
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
 	"strings"
 
 	"github.com/docker/docker/api/types/network"
@@ -151,24 +154,11 @@ func newListCommand(cli *command.Cli) *cobra.Command {
 }
 
 func newInspectCommand(cli *command.Cli) *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "inspect [OPTIONS] NETWORK [NETWORK...]",
-		Short: "Display detailed information on one or more networks",
-		Args:  command.RequiresMinArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			return command.Inspect(cli.Out(), cli.Err(), args, format, func(ref string) ([]byte, error) {
-				_, raw, err := c.NetworkInspectWithRaw(cmd.Context(), ref, network.InspectOptions{})
-				return raw, err
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&format, "format", "f", "", "Format output using a custom template")
-	return cmd
+	return command.NewInspectCommand(cli, "inspect [OPTIONS] NETWORK [NETWORK...]", "Display detailed information on one or more networks",
+		func(ctx context.Context, c *client.Client, ref string) ([]byte, error) {
+			_, raw, err := c.NetworkInspectWithRaw(ctx, ref, network.InspectOptions{})
+			return raw, err
+		})
 }
 
 func newRemoveCommand(cli *command.Cli) *cobra.Command {
@@ -183,22 +173,9 @@ func newRemoveCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			failed := false
-			for _, n := range args {
-				if err := c.NetworkRemove(cmd.Context(), n); err != nil {
-					if force && strings.Contains(err.Error(), "not found") {
-						continue
-					}
-					fmt.Fprintln(cli.Err(), "Error response from daemon:", strings.TrimPrefix(err.Error(), "Error response from daemon: "))
-					failed = true
-					continue
-				}
-				fmt.Fprintln(cli.Out(), n)
-			}
-			if failed {
-				return command.StatusError{StatusCode: 1}
-			}
-			return nil
+			return command.RemoveEach(cmd.Context(), cli, args, c.NetworkRemove, func(err error) bool {
+				return force && cerrdefs.IsNotFound(err)
+			})
 		},
 	}
 	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not error if the network does not exist")
@@ -276,12 +253,7 @@ func newPruneCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(rep.NetworksDeleted) > 0 {
-				fmt.Fprintln(cli.Out(), "Deleted Networks:")
-				for _, n := range rep.NetworksDeleted {
-					fmt.Fprintln(cli.Out(), n)
-				}
-			}
+			command.PrintDeleted(cli.Out(), "Networks", rep.NetworksDeleted)
 			return nil
 		},
 	}

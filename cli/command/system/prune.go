@@ -1,10 +1,7 @@
 package system
 
 import (
-	"fmt"
-
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
 	"github.com/sdengine/engine/cli/command"
@@ -39,22 +36,10 @@ func NewPruneCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(crep.ContainersDeleted) > 0 {
-				fmt.Fprintln(cli.Out(), "Deleted Containers:")
-				for _, id := range crep.ContainersDeleted {
-					fmt.Fprintln(cli.Out(), id)
-				}
-				fmt.Fprintln(cli.Out())
-			}
+			command.PrintDeleted(cli.Out(), "Containers", crep.ContainersDeleted)
 			reclaimed += crep.SpaceReclaimed
 			if nrep, err := c.NetworksPrune(ctx, f); err == nil {
-				if len(nrep.NetworksDeleted) > 0 {
-					fmt.Fprintln(cli.Out(), "Deleted Networks:")
-					for _, n := range nrep.NetworksDeleted {
-						fmt.Fprintln(cli.Out(), n)
-					}
-					fmt.Fprintln(cli.Out())
-				}
+				command.PrintDeleted(cli.Out(), "Networks", nrep.NetworksDeleted)
 			} else if !cerrdefs.IsNotImplemented(err) {
 				return err
 			}
@@ -62,23 +47,12 @@ func NewPruneCommand(cli *command.Cli) *cobra.Command {
 				f.Add("dangling", "false")
 			}
 			if irep, err := c.ImagesPrune(ctx, f); err == nil {
-				if len(irep.ImagesDeleted) > 0 {
-					fmt.Fprintln(cli.Out(), "Deleted Images:")
-					for _, d := range irep.ImagesDeleted {
-						if d.Untagged != "" {
-							fmt.Fprintln(cli.Out(), "untagged:", d.Untagged)
-						}
-						if d.Deleted != "" {
-							fmt.Fprintln(cli.Out(), "deleted:", d.Deleted)
-						}
-					}
-					fmt.Fprintln(cli.Out())
-				}
+				command.PrintDeletedImages(cli.Out(), irep.ImagesDeleted)
 				reclaimed += irep.SpaceReclaimed
 			} else if !cerrdefs.IsNotImplemented(err) {
 				return err
 			}
-			fmt.Fprintln(cli.Out(), "Total reclaimed space:", units.HumanSize(float64(reclaimed)))
+			command.PrintReclaimed(cli.Out(), reclaimed)
 			return nil
 		},
 	}

@@ -3,10 +3,11 @@
 package volume
 
 import (
+	"context"
 	"fmt"
+	"github.com/docker/docker/client"
 
 	"github.com/docker/docker/api/types/volume"
-	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
 	"github.com/sdengine/engine/cli/command"
@@ -102,24 +103,11 @@ func newListCommand(cli *command.Cli) *cobra.Command {
 }
 
 func newInspectCommand(cli *command.Cli) *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "inspect [OPTIONS] VOLUME [VOLUME...]",
-		Short: "Display detailed information on one or more volumes",
-		Args:  command.RequiresMinArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			return command.Inspect(cli.Out(), cli.Err(), args, format, func(ref string) ([]byte, error) {
-				_, raw, err := c.VolumeInspectWithRaw(cmd.Context(), ref)
-				return raw, err
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&format, "format", "f", "", "Format output using a custom template")
-	return cmd
+	return command.NewInspectCommand(cli, "inspect [OPTIONS] VOLUME [VOLUME...]", "Display detailed information on one or more volumes",
+		func(ctx context.Context, c *client.Client, ref string) ([]byte, error) {
+			_, raw, err := c.VolumeInspectWithRaw(ctx, ref)
+			return raw, err
+		})
 }
 
 func newRemoveCommand(cli *command.Cli) *cobra.Command {
@@ -134,19 +122,9 @@ func newRemoveCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			failed := false
-			for _, n := range args {
-				if err := c.VolumeRemove(cmd.Context(), n, force); err != nil {
-					fmt.Fprintln(cli.Err(), err)
-					failed = true
-					continue
-				}
-				fmt.Fprintln(cli.Out(), n)
-			}
-			if failed {
-				return command.StatusError{StatusCode: 1}
-			}
-			return nil
+			return command.RemoveEach(cmd.Context(), cli, args, func(ctx context.Context, n string) error {
+				return c.VolumeRemove(ctx, n, force)
+			}, nil)
 		},
 	}
 	cmd.Flags().BoolVarP(&force, "force", "f", false, "Force the removal of one or more volumes")
@@ -183,14 +161,8 @@ func newPruneCommand(cli *command.Cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(report.VolumesDeleted) > 0 {
-				fmt.Fprintln(cli.Out(), "Deleted Volumes:")
-				for _, n := range report.VolumesDeleted {
-					fmt.Fprintln(cli.Out(), n)
-				}
-				fmt.Fprintln(cli.Out())
-			}
-			fmt.Fprintln(cli.Out(), "Total reclaimed space:", units.HumanSize(float64(report.SpaceReclaimed)))
+			command.PrintDeleted(cli.Out(), "Volumes", report.VolumesDeleted)
+			command.PrintReclaimed(cli.Out(), report.SpaceReclaimed)
 			return nil
 		},
 	}

@@ -1,0 +1,93 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	units "github.com/docker/go-units"
+	"github.com/spf13/cobra"
+)
+
+// InspectFunc returns the raw inspect JSON of one object.
+type InspectFunc func(ctx context.Context, c *client.Client, ref string) ([]byte, error)
+
+// NewInspectCommand is the "inspect" subcommand every object kind has:
+// one or more references, --format, the output of Inspect.
+func NewInspectCommand(cli *Cli, use, short string, get InspectFunc) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  RequiresMinArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return Inspect(cli.Out(), cli.Err(), args, format, func(ref string) ([]byte, error) {
+				return get(cmd.Context(), c, ref)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "", "Format output using a custom template")
+	return cmd
+}
+
+// RemoveEach runs remove for each name in turn, printing the name on
+// success and the error on stderr otherwise, as Docker's "rm" commands do;
+// any failure makes the command exit 1. skip says which errors are not
+// failures (nil: none).
+func RemoveEach(ctx context.Context, cli *Cli, names []string, remove func(context.Context, string) error, skip func(error) bool) error {
+	failed := false
+	for _, n := range names {
+		if err := remove(ctx, n); err != nil {
+			if skip != nil && skip(err) {
+				continue
+			}
+			fmt.Fprintln(cli.Err(), err)
+			failed = true
+			continue
+		}
+		fmt.Fprintln(cli.Out(), n)
+	}
+	if failed {
+		return StatusError{StatusCode: 1}
+	}
+	return nil
+}
+
+// PrintDeleted prints a prune's "Deleted <kind>:" list, followed by a
+// blank line, when it is not empty.
+func PrintDeleted(out io.Writer, kind string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "Deleted %s:\n", kind)
+	for _, n := range names {
+		fmt.Fprintln(out, n)
+	}
+	fmt.Fprintln(out)
+}
+
+// PrintDeletedImages prints an image prune's list: "untagged:" and
+// "deleted:" lines, as Docker's CLI shows them.
+func PrintDeletedImages(out io.Writer, items []image.DeleteResponse) {
+	var lines []string
+	for _, d := range items {
+		if d.Untagged != "" {
+			lines = append(lines, "untagged: "+d.Untagged)
+		}
+		if d.Deleted != "" {
+			lines = append(lines, "deleted: "+d.Deleted)
+		}
+	}
+	PrintDeleted(out, "Images", lines)
+}
+
+// PrintReclaimed prints a prune's last line.
+func PrintReclaimed(out io.Writer, bytes uint64) {
+	fmt.Fprintln(out, "Total reclaimed space:", units.HumanSize(float64(bytes)))
+}
