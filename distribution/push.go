@@ -64,6 +64,9 @@ func (s *Service) Push(ctx context.Context, o PushOptions, out io.Writer) error 
 		sort.Strings(tags)
 	}
 	named = reference.TrimNamed(named)
+	if err := s.checkBlocked(reference.Domain(named)); err != nil {
+		return err
+	}
 	if len(tags) == 0 {
 		return errdefs.NotFound(fmt.Errorf("An image does not exist locally with the tag: %s", reference.FamiliarName(named)))
 	}

@@ -54,3 +54,22 @@ func isHex(s string) bool {
 	}
 	return true
 }
+
+// searchNamesLocked are the names ref is looked up as: itself, or, for
+// an unqualified name under a search list, that name on each registry of
+// the list in order.
+func (s *Store) searchNamesLocked(ref string) []string {
+	first, _, ok := strings.Cut(ref, "/")
+	if len(s.searchList) == 0 || (ok && (strings.ContainsAny(first, ".:") || first == "localhost")) {
+		return []string{ref}
+	}
+	out := make([]string, 0, len(s.searchList))
+	for _, h := range s.searchList {
+		if h == "docker.io" {
+			out = append(out, ref)
+		} else {
+			out = append(out, h+"/"+ref)
+		}
+	}
+	return out
+}
