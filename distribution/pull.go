@@ -73,12 +73,12 @@ func (s *Service) Pull(ctx context.Context, o PullOptions, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cands, err := s.pullCandidates(o.FromImage, named)
+	cands, viaList, err := s.pullCandidates(named)
 	if err != nil {
 		return err
 	}
 	pout := progressOutput(out)
-	if len(cands) == 1 {
+	if !viaList {
 		return s.pullFrom(ctx, cands[0], all, plat, o.Platform != "", o.Auth, pout)
 	}
 	// A search list: the first registry that has the name wins; each

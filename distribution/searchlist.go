@@ -107,13 +107,19 @@ func (s *Service) searchList() []string {
 	return out
 }
 
-// SearchList is searchList for the image store's short names: nil when
-// no registry was added (Docker's behaviour).
+// SearchList is the image store's order for short names: the added
+// registries, then Docker Hub, blocked or not (blocking is about talking
+// to a registry, not about images already here); nil when no registry
+// was added (Docker's behaviour).
 func (s *Service) SearchList() []string {
 	if len(s.added) == 0 {
 		return nil
 	}
-	return s.searchList()
+	out := append([]string(nil), s.added...)
+	if !contains(out, dockerHub) {
+		out = append(out, dockerHub)
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {
@@ -125,39 +131,33 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// isUnqualified says whether a name as the client wrote it names no
-// registry ("fedora", "user/app"), as Docker splits names: the first
-// component is a registry when it has a dot or a port or is localhost.
-func isUnqualified(name string) bool {
-	first, _, ok := strings.Cut(strings.TrimSpace(name), "/")
-	return !ok || !(strings.ContainsAny(first, ".:") || first == "localhost")
-}
-
-// pullCandidates are the references a pull of named (as the client wrote
-// it: raw) tries, in order. A qualified name, or any name without a
-// search list, is itself (refused when its registry is blocked); an
-// unqualified one is tried on every registry of the search list, as
-// "host/name" there (Docker Hub keeps its "library/").
-func (s *Service) pullCandidates(raw string, named reference.Named) ([]reference.Named, error) {
-	if len(s.added) == 0 || !isUnqualified(raw) {
+// pullCandidates are the references a pull of named tries, in order. A
+// name of another registry, or any name without a search list, is itself
+// (refused when its registry is blocked); a Docker Hub name is tried on
+// every registry of the search list, as "host/name" there (Docker Hub
+// keeps its "library/"). Docker Hub names count as unqualified because
+// Docker's client sends "fedora" as "docker.io/library/fedora": the
+// daemon cannot tell the two apart.
+func (s *Service) pullCandidates(named reference.Named) (cands []reference.Named, viaList bool, err error) {
+	if len(s.added) == 0 || reference.Domain(named) != dockerHub {
 		if err := s.checkBlocked(reference.Domain(named)); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return []reference.Named{named}, nil
+		return []reference.Named{named}, false, nil
 	}
 	list := s.searchList()
 	if len(list) == 0 {
-		return nil, errdefs.Forbidden(fmt.Errorf("every registry of the search list is blocked: cannot pull %s", reference.FamiliarString(named)))
+		return nil, false, errdefs.Forbidden(fmt.Errorf("every registry of the search list is blocked: cannot pull %s", reference.FamiliarString(named)))
 	}
 	var out []reference.Named
 	for _, h := range list {
 		q, err := qualifyName(h, named)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, q)
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // qualifyName is Docker Hub's named on registry host: "fedora:34" is

@@ -56,19 +56,24 @@ func isHex(s string) bool {
 }
 
 // searchNamesLocked are the names ref is looked up as: itself, or, for
-// an unqualified name under a search list, that name on each registry of
-// the list in order.
+// a Docker Hub name under a search list, that name on each registry of
+// the list in order (Docker Hub names are the unqualified ones: Docker's
+// client sends "fedora" as "docker.io/library/fedora").
 func (s *Store) searchNamesLocked(ref string) []string {
-	first, _, ok := strings.Cut(ref, "/")
-	if len(s.searchList) == 0 || (ok && (strings.ContainsAny(first, ".:") || first == "localhost")) {
+	if len(s.searchList) == 0 {
 		return []string{ref}
 	}
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil || reference.Domain(named) != "docker.io" {
+		return []string{ref}
+	}
+	short := reference.FamiliarString(named)
 	out := make([]string, 0, len(s.searchList))
 	for _, h := range s.searchList {
 		if h == "docker.io" {
 			out = append(out, ref)
 		} else {
-			out = append(out, h+"/"+ref)
+			out = append(out, h+"/"+short)
 		}
 	}
 	return out
