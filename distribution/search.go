@@ -114,6 +114,7 @@ func (s *Service) Search(ctx context.Context, o SearchOptions) ([]registry.Searc
 			continue
 		}
 		// Docker forces it false: Docker Hub's value is not to be trusted.
+		//lint:ignore SA1019 the deprecated field is cleared, as Docker does
 		r.IsAutomated = false
 		out = append(out, r)
 	}

@@ -39,8 +39,11 @@ func (s SearchResult) Description() string {
 func (s SearchResult) StarCount() string { return strconv.Itoa(s.R.StarCount) }
 
 // IsOfficial is "[OK]" or empty, as docker's table shows it.
-func (s SearchResult) IsOfficial() string  { return okMark(s.R.IsOfficial) }
-func (s SearchResult) IsAutomated() string { return okMark(s.R.IsAutomated) } //nolint:staticcheck // the deprecated field, still a column
+func (s SearchResult) IsOfficial() string { return okMark(s.R.IsOfficial) }
+
+// IsAutomated is always empty: the field is deprecated, the daemon
+// always answers false (as Docker's does).
+func (s SearchResult) IsAutomated() string { return "" }
 
 func okMark(b bool) string {
 	if b {
@@ -53,6 +56,6 @@ func okMark(b bool) string {
 func (s SearchResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string{
 		"Name": s.Name(), "Description": s.Description(), "StarCount": s.StarCount(),
-		"IsOfficial": strconv.FormatBool(s.R.IsOfficial), "IsAutomated": strconv.FormatBool(s.R.IsAutomated), //nolint:staticcheck // see IsAutomated
+		"IsOfficial": strconv.FormatBool(s.R.IsOfficial), "IsAutomated": "false",
 	})
 }
