@@ -82,6 +82,9 @@ func (s *Service) Search(ctx context.Context, o SearchOptions) ([]registry.Searc
 	}
 
 	hosts, term := s.searchHosts(o.Term)
+	if len(hosts) == 0 {
+		return nil, errdefs.Forbidden(fmt.Errorf("every registry of the search list is blocked: cannot search %s", o.Term))
+	}
 	var all []registry.SearchResult
 	var lastErr error
 	for _, host := range hosts {

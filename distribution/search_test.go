@@ -47,6 +47,10 @@ func TestSearchChecksBeforeAsking(t *testing.T) {
 			t.Errorf("%+v: %v, want a 400 with %q", c.o, err, c.want)
 		}
 	}
+	blocked := newService(t, Config{BlockRegistries: []string{"docker.io"}})
+	if _, err := blocked.Search(context.Background(), SearchOptions{Term: "fedora"}); errdefs.HTTPStatus(err) != http.StatusForbidden {
+		t.Errorf("search with every registry blocked: %v", err)
+	}
 	// Docker: automated builds are no more; asking for them finds none
 	// without asking any registry.
 	res, err := s.Search(context.Background(), SearchOptions{Term: "x", Filters: filters.NewArgs(filters.Arg("is-automated", "true"))})
