@@ -313,7 +313,16 @@ func (s *Service) pullOne(ctx context.Context, named reference.Named, plat ocisp
 	// Hold what is present; fetch the rest. A chain present means every
 	// layer below it is too, so the present ones are a prefix.
 	var held []digest.Digest
-	defer func() { s.store.ReleaseLayers(held) }()
+	defer func() {
+		if ctx.Err() != nil {
+			// The client went away: what was complete is kept for its
+			// next attempt. Any other failure (a blob that does not match
+			// its digest) leaves nothing of the pull.
+			s.store.ReleaseLayersKeepPulled(held)
+			return
+		}
+		s.store.ReleaseLayers(held)
+	}()
 	first := 0
 	for first < len(chains) && s.store.AcquireLayer(chains[first]) {
 		held = append(held, chains[first])

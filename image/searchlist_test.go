@@ -1,8 +1,12 @@
 package image
 
 import (
+	"bytes"
+	"context"
 	"reflect"
 	"testing"
+
+	"github.com/opencontainers/go-digest"
 )
 
 func TestSearchNames(t *testing.T) {
@@ -21,5 +25,25 @@ func TestSearchNames(t *testing.T) {
 		if got := s.searchNamesLocked(ref); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %v, want %v", ref, got, want)
 		}
+	}
+}
+
+// A pull cut short keeps the layers it completed (unheld, for the next
+// pull's AcquireLayer) where ReleaseLayers removes them.
+func TestReleaseLayersKeepPulled(t *testing.T) {
+	e := newEnv(t, "vfs")
+	ctx := context.Background()
+	d1 := digest.FromBytes(layer1)
+	c1, err := e.store.ApplyLayer(ctx, "", d1, bytes.NewReader(layer1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.store.ReleaseLayersKeepPulled([]digest.Digest{c1})
+	if !e.store.AcquireLayer(c1) {
+		t.Fatal("the completed layer of a cancelled pull was removed")
+	}
+	e.store.ReleaseLayers([]digest.Digest{c1})
+	if e.store.AcquireLayer(c1) {
+		t.Fatal("ReleaseLayers kept an unheld layer")
 	}
 }

@@ -118,3 +118,69 @@ func TestBuildClientGoneReusesSteps(t *testing.T) {
 		t.Fatalf("run: %q", out)
 	}
 }
+
+// TestPullClientGoneReusesLayers: a pull whose client goes away once a
+// layer is complete (a big one still coming) leaves no image and a
+// consistent store; the next pull finds the complete layers ("Already
+// exists") and gives the same image.
+func TestPullClientGoneReusesLayers(t *testing.T) {
+	reg := startRegistry(t, false)
+	d := NewDaemon(t)
+	d.Start(t)
+	defer d.Cleanup(t)
+	loadBusybox(t, d)
+	repo := reg.Addr + "/gone/pulled:v1"
+	ctx := buildCtx(t, map[string]string{"Dockerfile": "FROM busybox\nRUN head -c 1000000 /dev/urandom > /one\nRUN head -c 250000000 /dev/urandom > /big\n"})
+	if r := d.CLI("build", "-q", "-t", repo, ctx); r.Code != 0 {
+		t.Fatalf("build: %s", r)
+	}
+	wantID, _ := inspectImage(t, d, repo)
+	d.MustCLI(t, "push", repo)
+	d.MustCLI(t, "rmi", repo, "busybox")
+
+	cmd := exec.Command(ourCLI, "pull", repo)
+	cmd.Env = append(os.Environ(), "DOCKER_HOST="+d.Host())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	complete := false
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "Pull complete") {
+			complete = true
+			break
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !complete {
+		t.Fatal("the pull never completed a layer")
+	}
+	// The daemon notices, stops the pull and drops its scratch files.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ents, _ := os.ReadDir(filepath.Join(d.Root, "image", "tmp"))
+		if len(ents) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the abandoned pull is still going: %v", ents)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if id := imageID(d, repo); id != "" {
+		t.Fatalf("the pull finished before its client went away (the big layer came too fast): %s", id)
+	}
+	checkImageStore(t, d)
+	r := d.CLI("pull", repo)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Already exists") {
+		t.Fatalf("pull after the client went away (want the complete layers reused):\n%s", r)
+	}
+	if id, _ := inspectImage(t, d, repo); id != wantID {
+		t.Fatalf("pulled %s, want %s", id, wantID)
+	}
+}
