@@ -73,10 +73,12 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		return nil, fmt.Errorf("image store: %w", err)
 	}
 	images.SetMinFreeSpace(reserve)
-	registry, err := distribution.New(distribution.Config{InsecureRegistries: cfg.InsecureRegistries, Mirrors: cfg.RegistryMirrors}, images)
+	registry, err := distribution.New(distribution.Config{InsecureRegistries: cfg.InsecureRegistries, Mirrors: cfg.RegistryMirrors,
+		AddRegistries: cfg.AddRegistries, BlockRegistries: cfg.BlockRegistries, CertsDir: cfg.RegistryCertsDir}, images)
 	if err != nil {
 		return nil, err
 	}
+	images.SetSearchList(registry.SearchList())
 	containers, err := container.NewStore(filepath.Join(cfg.Root, "containers"))
 	if err != nil {
 		return nil, err

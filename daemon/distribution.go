@@ -29,3 +29,8 @@ func (d *Daemon) AuthLogin(ctx context.Context, ac registry.AuthConfig) (registr
 	}
 	return registry.AuthenticateOKBody{Status: status}, nil
 }
+
+// ImageSearch serves `docker search`.
+func (d *Daemon) ImageSearch(ctx context.Context, p backend.SearchParams) ([]registry.SearchResult, error) {
+	return d.registry.Search(ctx, distribution.SearchOptions{Term: p.Term, Limit: p.Limit, Filters: p.Filters, Auth: p.Auth})
+}

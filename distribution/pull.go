@@ -73,16 +73,59 @@ func (s *Service) Pull(ctx context.Context, o PullOptions, out io.Writer) error 
 	if err != nil {
 		return err
 	}
+	cands, viaList, err := s.pullCandidates(named)
+	if err != nil {
+		return err
+	}
 	pout := progressOutput(out)
+	if !viaList {
+		return s.pullFrom(ctx, cands[0], all, plat, o.Platform != "", o.Auth, pout)
+	}
+	// A search list: the first registry that has the name wins; each
+	// attempt and each failure names its registry.
+	var failures []string
+	var firstErr error
+	for _, c := range cands {
+		progress.Message(pout, "", "Trying to pull repository "+c.Name()+" ... ")
+		err := s.pullFrom(ctx, c, all, plat, o.Platform != "", authFor(o.Auth, dockerHub, reference.Domain(c)), pout)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		slog.Info("pull: not pulled from this registry of the search list, trying the next", "ref", c.String(), "err", err)
+		progress.Message(pout, "", reference.Domain(c)+": "+err.Error())
+		failures = append(failures, reference.Domain(c)+": "+err.Error())
+		if firstErr == nil || errdefs.IsNotFound(firstErr) {
+			firstErr = err
+		}
+	}
+	msg := fmt.Errorf("%s was not found in any registry of the search list (%s)", reference.FamiliarString(named), strings.Join(failures, "; "))
+	switch errdefs.ClassOf(firstErr) {
+	case errdefs.ClassUnauthorized:
+		return errdefs.Unauthorized(msg)
+	case errdefs.ClassForbidden:
+		return errdefs.Forbidden(msg)
+	case errdefs.ClassInvalidParameter:
+		return errdefs.InvalidParameter(msg)
+	case errdefs.ClassNotFound:
+		return errdefs.NotFound(msg)
+	}
+	return msg
+}
+
+// pullFrom pulls named (or every tag of it) from its own registry.
+func (s *Service) pullFrom(ctx context.Context, named reference.Named, all bool, plat ocispec.Platform, explicit bool, ac registry.AuthConfig, pout progress.Output) error {
 	if !all {
-		newer, err := s.pullOne(ctx, named, plat, o.Platform != "", o.Auth, pout)
+		newer, err := s.pullOne(ctx, named, plat, explicit, ac, pout)
 		if err != nil {
 			return err
 		}
 		writeStatus(pout, named, newer)
 		return nil
 	}
-	tags, err := s.listTags(ctx, named, o.Auth)
+	tags, err := s.listTags(ctx, named, ac)
 	if err != nil {
 		return err
 	}
@@ -92,7 +135,7 @@ func (s *Service) Pull(ctx context.Context, o PullOptions, out io.Writer) error 
 		if err != nil {
 			continue
 		}
-		n, err := s.pullOne(ctx, tagged, plat, o.Platform != "", o.Auth, pout)
+		n, err := s.pullOne(ctx, tagged, plat, explicit, ac, pout)
 		if err != nil {
 			return err
 		}
@@ -131,7 +174,7 @@ func (s *Service) listTags(ctx context.Context, named reference.Named, ac regist
 
 func (s *Service) remoteOptions(ctx context.Context, ep endpoint, ac registry.AuthConfig) []remote.Option {
 	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(authenticator(ac, ep)),
-		remote.WithTransport(s.transportFor(ep.host)), remote.WithUserAgent("docker/28.5.2 (sdengine)")}
+		remote.WithTransport(s.transportFor(ep.host)), remote.WithUserAgent(userAgent)}
 }
 
 // resolved is the image a reference led to on one endpoint.
@@ -270,7 +313,16 @@ func (s *Service) pullOne(ctx context.Context, named reference.Named, plat ocisp
 	// Hold what is present; fetch the rest. A chain present means every
 	// layer below it is too, so the present ones are a prefix.
 	var held []digest.Digest
-	defer func() { s.store.ReleaseLayers(held) }()
+	defer func() {
+		if ctx.Err() != nil {
+			// The client went away: what was complete is kept for its
+			// next attempt. Any other failure (a blob that does not match
+			// its digest) leaves nothing of the pull.
+			s.store.ReleaseLayersKeepPulled(held)
+			return
+		}
+		s.store.ReleaseLayers(held)
+	}()
 	first := 0
 	for first < len(chains) && s.store.AcquireLayer(chains[first]) {
 		held = append(held, chains[first])

@@ -27,6 +27,7 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/sdengine/engine/image"
+	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -64,6 +65,9 @@ func (s *Service) Push(ctx context.Context, o PushOptions, out io.Writer) error 
 		sort.Strings(tags)
 	}
 	named = reference.TrimNamed(named)
+	if err := s.checkBlocked(reference.Domain(named)); err != nil {
+		return err
+	}
 	if len(tags) == 0 {
 		return errdefs.NotFound(fmt.Errorf("An image does not exist locally with the tag: %s", reference.FamiliarName(named)))
 	}
@@ -260,6 +264,7 @@ func (p *pusher) pushLayer(ctx context.Context, dir string, img *image.Image, i 
 	}
 	progress.Update(p.pout, id, "Pushed")
 	p.remember(diffID, blob.digest)
+	crashpoint.Hit("push-after-layer")
 	return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: blob.size, Digest: blob.digest}, nil
 }
 

@@ -6,7 +6,6 @@
 package distribution
 
 import (
-	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -32,7 +31,22 @@ type Config struct {
 	// Mirrors are registry URLs tried, in order, before Docker Hub for a
 	// Docker Hub name (daemon --registry-mirror).
 	Mirrors []string
+	// AddRegistries is Red Hat's search list (daemon --add-registry):
+	// registries an unqualified name is looked for in, in order, before
+	// Docker Hub. Empty: unqualified names are Docker Hub's, as in Docker.
+	AddRegistries []string
+	// BlockRegistries are registries refused for pull, push and search
+	// (daemon --block-registry); "all" refuses every registry not in
+	// AddRegistries.
+	BlockRegistries []string
+	// CertsDir holds a directory per registry ("host:port") with its
+	// ca.crt (or any *.crt), client.cert and client.key, as Docker reads
+	// /etc/docker/certs.d.
+	CertsDir string
 }
+
+// userAgent is what the daemon calls itself to registries.
+const userAgent = "docker/28.5.2 (sdengine)"
 
 // Service pulls into, and pushes from, one image store.
 type Service struct {
@@ -40,6 +54,10 @@ type Service struct {
 	insecure map[string]bool
 	nets     []*net.IPNet
 	mirrors  []string // hosts, in order
+	added    []string // the search list before Docker Hub (--add-registry)
+	blocked  map[string]bool
+	blockAll bool
+	certsDir string
 }
 
 // dockerHub is the registry unqualified names resolve to.
@@ -74,6 +92,10 @@ func New(cfg Config, store *image.Store) (*Service, error) {
 		}
 		s.mirrors = append(s.mirrors, u.Host)
 	}
+	if err := s.setSearchList(cfg.AddRegistries, cfg.BlockRegistries); err != nil {
+		return nil, err
+	}
+	s.certsDir = cfg.CertsDir
 	return s, nil
 }
 
@@ -142,13 +164,16 @@ func (s *Service) registryFor(host string) (name.Registry, error) {
 }
 
 // transportFor is go-containerregistry's default transport (proxies from
-// the environment, its timeouts), with certificate checks off for an
+// the environment, its timeouts) with host's TLS configuration: the
+// certificates of its certs.d directory, and no verification for an
 // insecure registry.
 func (s *Service) transportFor(host string) http.RoundTripper {
-	t := remote.DefaultTransport.(*http.Transport).Clone()
-	if s.isInsecure(host) {
-		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the user listed it insecure
+	cfg, err := s.registryTLS(host)
+	if err != nil {
+		return failingTransport{err: err}
 	}
+	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = cfg
 	return t
 }
 

@@ -54,3 +54,27 @@ func isHex(s string) bool {
 	}
 	return true
 }
+
+// searchNamesLocked are the names ref is looked up as: itself, or, for
+// a Docker Hub name under a search list, that name on each registry of
+// the list in order (Docker Hub names are the unqualified ones: Docker's
+// client sends "fedora" as "docker.io/library/fedora").
+func (s *Store) searchNamesLocked(ref string) []string {
+	if len(s.searchList) == 0 {
+		return []string{ref}
+	}
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil || reference.Domain(named) != "docker.io" {
+		return []string{ref}
+	}
+	short := reference.FamiliarString(named)
+	out := make([]string, 0, len(s.searchList))
+	for _, h := range s.searchList {
+		if h == "docker.io" {
+			out = append(out, ref)
+		} else {
+			out = append(out, h+"/"+short)
+		}
+	}
+	return out
+}

@@ -206,6 +206,29 @@ func (s *Store) AcquireLayer(chain digest.Digest) bool { return s.acquireLayer(c
 // ReleaseLayers drops references taken by AcquireLayer or ApplyLayer.
 func (s *Store) ReleaseLayers(chains []digest.Digest) { s.releaseLayers(chains) }
 
+// ReleaseLayersKeepPulled is ReleaseLayers for a pull cut short (its
+// client gone): a layer left unused whose extraction completed (marked
+// by ApplyLayer) stays, unheld, for the next pull to find, as it does
+// after a daemon killed mid-pull; image prune removes it if no pull does.
+func (s *Store) ReleaseLayersKeepPulled(chains []digest.Digest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(chains) - 1; i >= 0; i-- {
+		l := s.layers[chains[i]]
+		if l == nil {
+			continue
+		}
+		if l.refs--; l.refs <= 0 {
+			l.refs = 0
+			if fileExists(s.pulledMarker(l.ChainID)) {
+				slog.Info("image store: keeping a layer a cancelled pull completed, for the next pull", "chain", l.ChainID)
+				continue
+			}
+			s.removeLayerLocked(l)
+		}
+	}
+}
+
 // ApplyLayer extracts the layer tar r (compressed or not) on top of the
 // layer parent (a chain ID the caller holds, or "") and registers it,
 // the caller receiving a reference on it. Content that does not hash to

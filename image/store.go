@@ -76,6 +76,9 @@ type Store struct {
 	// distMeta is the registry metadata (registry.go), read at first use.
 	distOnce sync.Once
 	distMeta *distMeta
+	// searchList is Red Hat's search list (set once, at start): an
+	// unqualified name is looked up as each of its registries' in turn.
+	searchList []string
 }
 
 func (s *Store) imageDir() string  { return filepath.Join(s.root, "imagedb", "sha256") }
@@ -117,6 +120,13 @@ func New(root string, driver graphdriver.Driver) (*Store, error) {
 // leave on the filesystem they write to (dockerd --min-free-space). Call
 // it before the store is used.
 func (s *Store) SetMinFreeSpace(r fsreserve.Reserve) { s.reserve = r }
+
+// SetSearchList makes an unqualified name ("fedora") resolve to the
+// first of "host/fedora" for the hosts in order ("docker.io" is Docker
+// Hub's "fedora"), so that an image pulled through the search list
+// (distribution) is found by the name it was pulled by. Nil: Docker's
+// behaviour.
+func (s *Store) SetSearchList(hosts []string) { s.searchList = hosts }
 
 // checkSpace is the reserve check for a write into dir that has written
 // bytes so far: it fails when the next archive.DefaultCheckEvery bytes
@@ -291,9 +301,11 @@ func (s *Store) resolveLocked(ref string) (*image, string, error) {
 		return img, "", nil
 	}
 	if !prefixed {
-		if tag, err := normalizeTag(ref); err == nil {
-			if id, ok := s.tags[tag]; ok && s.images[id] != nil {
-				return s.images[id], tag, nil
+		for _, cand := range s.searchNamesLocked(ref) {
+			if tag, err := normalizeTag(cand); err == nil {
+				if id, ok := s.tags[tag]; ok && s.images[id] != nil {
+					return s.images[id], tag, nil
+				}
 			}
 		}
 	}

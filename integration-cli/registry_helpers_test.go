@@ -31,7 +31,10 @@ type testRegistry struct {
 	Storage string // the filesystem driver's root
 	User    string
 	Pass    string
-	cmd     *exec.Cmd
+	// Certs is the TLS material of an auth registry: its CA signed the
+	// server's certificate and the client certificate it may require.
+	Certs *testcerts.Set
+	cmd   *exec.Cmd
 }
 
 func freePort(t testing.TB) string {
@@ -48,6 +51,13 @@ func freePort(t testing.TB) string {
 // htpasswd basic auth (user "tester") behind a self-signed certificate.
 func startRegistry(t testing.TB, auth bool) *testRegistry {
 	t.Helper()
+	return startRegistryTLS(t, auth, false)
+}
+
+// startRegistryTLS is startRegistry; with clientCert the auth registry
+// also requires a client certificate signed by its CA (Certs.ClientCert).
+func startRegistryTLS(t testing.TB, auth, clientCert bool) *testRegistry {
+	t.Helper()
 	testenv.Require(t, fileExists(registryBin), "Debian's docker-registry package (hack/deps)")
 	dir, err := os.MkdirTemp("", "registry-")
 	if err != nil {
@@ -63,6 +73,7 @@ func startRegistry(t testing.TB, auth bool) *testRegistry {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.Certs = certs
 		r.User, r.Pass = "tester", "s3cret-pass"
 		hash, err := bcrypt.GenerateFromPassword([]byte(r.Pass), bcrypt.MinCost)
 		if err != nil {
@@ -72,7 +83,11 @@ func startRegistry(t testing.TB, auth bool) *testRegistry {
 		if err := os.WriteFile(htpasswd, []byte(r.User+":"+string(hash)+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cfg += fmt.Sprintf("  tls:\n    certificate: %s\n    key: %s\nauth:\n  htpasswd:\n    realm: test-realm\n    path: %s\n", certs.ServerCert, certs.ServerKey, htpasswd)
+		cfg += fmt.Sprintf("  tls:\n    certificate: %s\n    key: %s\n", certs.ServerCert, certs.ServerKey)
+		if clientCert {
+			cfg += fmt.Sprintf("    clientcas:\n      - %s\n", certs.CA)
+		}
+		cfg += fmt.Sprintf("auth:\n  htpasswd:\n    realm: test-realm\n    path: %s\n", htpasswd)
 	}
 	cfgPath := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
@@ -93,8 +108,13 @@ func startRegistry(t testing.TB, auth bool) *testRegistry {
 		r.cmd.Wait() //nolint:errcheck // killed
 		logf.Close()
 	})
-	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, Proxy: nil}} //nolint:gosec // the test's own certificate
+	tlsCfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the test's own certificate
+	if r.Certs != nil {
+		if kp, err := tls.LoadX509KeyPair(r.Certs.ClientCert, r.Certs.ClientKey); err == nil {
+			tlsCfg.Certificates = []tls.Certificate{kp}
+		}
+	}
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg, Proxy: nil}}
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		resp, err := client.Get(scheme + "://" + r.Addr + "/v2/")

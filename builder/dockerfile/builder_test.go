@@ -29,6 +29,8 @@ type fakeBackend struct {
 	n        int
 	commits  int
 	exitCode int
+	onRun    func() // called by RunContainer (a test cancelling the build)
+	removed  []string
 }
 
 func newFake(t *testing.T) *fakeBackend {
@@ -64,10 +66,17 @@ func (f *fakeBackend) CreateContainer(_ context.Context, o ContainerOptions) (st
 	return fmt.Sprintf("%064d", f.n), nil
 }
 
-func (f *fakeBackend) RunContainer(_ context.Context, id string, out io.Writer) (int, error) {
+func (f *fakeBackend) RunContainer(ctx context.Context, id string, out io.Writer) (int, error) {
+	if f.onRun != nil {
+		f.onRun()
+		return 137, ctx.Err()
+	}
 	return f.exitCode, nil
 }
-func (f *fakeBackend) RemoveContainer(context.Context, string) error { return nil }
+func (f *fakeBackend) RemoveContainer(_ context.Context, id string) error {
+	f.removed = append(f.removed, id)
+	return nil
+}
 func (f *fakeBackend) CreateLayer(_ context.Context, image string) (string, string, error) {
 	f.n++
 	id := fmt.Sprint("layer", f.n)
@@ -269,5 +278,34 @@ func TestApplyChanges(t *testing.T) {
 	}
 	if err := ApplyChanges(&c, []string{"RUN true"}); err == nil || !strings.Contains(err.Error(), "RUN is not a valid change command") {
 		t.Errorf("RUN change: %v", err)
+	}
+}
+
+// A RUN whose build is cancelled (the client went away) has its
+// container removed, as Docker does; a RUN that fails keeps it (without
+// --force-rm), as Docker does.
+func TestRunContainerRemovedWhenCancelled(t *testing.T) {
+	df := map[string]string{"Dockerfile": "FROM busybox\nRUN sleep 300\n"}
+	f := newFake(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.onRun = cancel
+	b, err := Prepare(ctx, f, Options{Remove: true}, contextTar(t, df, nil), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := b.Run(ctx, &out); err == nil {
+		t.Fatalf("a cancelled build succeeded: %s", out.String())
+	}
+	b.Close()
+	if len(f.removed) != 1 {
+		t.Errorf("containers removed after the cancel: %v, want the RUN's", f.removed)
+	}
+
+	f = newFake(t)
+	f.exitCode = 1
+	if _, out, err := build(t, f, Options{Remove: true}, df, nil); err == nil || len(f.removed) != 0 {
+		t.Errorf("failed RUN: err %v, removed %v (want kept without --force-rm)\n%s", err, f.removed, out)
 	}
 }

@@ -472,7 +472,9 @@ func (b *Build) runStep(ctx context.Context, st *stageState, c *instructions.Run
 		err = &runError{cmd: strings.Join(args, " "), code: code}
 	}
 	if err != nil {
-		if b.opts.ForceRemove {
+		// A cancelled build (its client gone) leaves nothing to look
+		// at: its step's container goes too, as Docker removes it.
+		if b.opts.ForceRemove || ctx.Err() != nil {
 			b.removeContainer(id)
 		}
 		return err

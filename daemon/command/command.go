@@ -92,6 +92,9 @@ func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
 		`Free space image import and load leave on the data root's filesystem: a percentage of it ("5%") or a size ("2GB"); "0" for none`)
 	f.StringSliceVar(&flagCfg.InsecureRegistries, "insecure-registry", nil, "Enable insecure registry communication (plain HTTP, unverified TLS)")
 	f.StringSliceVar(&flagCfg.RegistryMirrors, "registry-mirror", nil, "Preferred registry mirror for Docker Hub names")
+	f.StringSliceVar(&flagCfg.AddRegistries, "add-registry", nil, "Registry to look unqualified image names up in, before Docker Hub (repeatable, in order)")
+	f.StringSliceVar(&flagCfg.BlockRegistries, "block-registry", nil, `Registry to refuse for pull, push and search (repeatable; "all" for every registry not added)`)
+	f.StringVar(&flagCfg.RegistryCertsDir, "registry-certs-dir", config.DefaultRegistryCertsDir, "Directory of per-registry TLS certificates (<dir>/<host:port>/ca.crt, client.cert, client.key)")
 	f.StringVarP(&flagCfg.Bridge, "bridge", "b", "", `Attach containers to a network bridge ("none" for no default bridge; default docker0)`)
 	f.StringVar(&flagCfg.BIP, "bip", "", "IPv4 address and prefix length of the default bridge (default 172.17.0.1/16)")
 	f.StringVar(&flagCfg.FixedCIDR, "fixed-cidr", "", "IPv4 subnet the default bridge's containers get addresses from")
@@ -133,6 +136,9 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"min-free-space", "min-free-space", cfg.MinFreeSpace != config.DefaultMinFreeSpace, func() { cfg.MinFreeSpace = flags.MinFreeSpace }},
 		{"insecure-registry", "insecure-registries", len(cfg.InsecureRegistries) > 0, func() { cfg.InsecureRegistries = flags.InsecureRegistries }},
 		{"registry-mirror", "registry-mirrors", len(cfg.RegistryMirrors) > 0, func() { cfg.RegistryMirrors = flags.RegistryMirrors }},
+		{"add-registry", "add-registry", len(cfg.AddRegistries) > 0, func() { cfg.AddRegistries = flags.AddRegistries }},
+		{"block-registry", "block-registry", len(cfg.BlockRegistries) > 0, func() { cfg.BlockRegistries = flags.BlockRegistries }},
+		{"registry-certs-dir", "registry-certs-dir", cfg.RegistryCertsDir != config.DefaultRegistryCertsDir, func() { cfg.RegistryCertsDir = flags.RegistryCertsDir }},
 		{"bridge", "bridge", cfg.Bridge != "", func() { cfg.Bridge = flags.Bridge }},
 		{"bip", "bip", cfg.BIP != "", func() { cfg.BIP = flags.BIP }},
 		{"fixed-cidr", "fixed-cidr", cfg.FixedCIDR != "", func() { cfg.FixedCIDR = flags.FixedCIDR }},

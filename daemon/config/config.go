@@ -39,6 +39,15 @@ type Config struct {
 	// mirrors tried before Docker Hub for its names.
 	InsecureRegistries []string `json:"insecure-registries,omitempty"`
 	RegistryMirrors    []string `json:"registry-mirrors,omitempty"`
+	// Red Hat's search list, an opt-in (docs/registries.md): registries
+	// an unqualified name is looked for in before Docker Hub, and
+	// registries refused ("all": every one not added). The keys are the
+	// 2016 Red Hat fork's.
+	AddRegistries   []string `json:"add-registry,omitempty"`
+	BlockRegistries []string `json:"block-registry,omitempty"`
+	// RegistryCertsDir holds a directory of TLS material per registry
+	// (ca.crt, client.cert, client.key), as Docker's /etc/docker/certs.d.
+	RegistryCertsDir string `json:"registry-certs-dir,omitempty"`
 
 	// The default bridge network (libnetwork/bridge): its interface
 	// ("none": no bridge, containers of the default network get only lo),
@@ -78,6 +87,8 @@ const (
 	DefaultLogDriver  = "json-file"
 	// DefaultMinFreeSpace: why 5%, see fsreserve.Default.
 	DefaultMinFreeSpace = fsreserve.Default
+	// DefaultRegistryCertsDir is Docker's certs.d.
+	DefaultRegistryCertsDir = "/etc/docker/certs.d"
 )
 
 // DefaultHooksDirs are searched in order; the first that exists is used.
@@ -120,7 +131,8 @@ func Default() *Config {
 		TLSCert:   filepath.Join(certs, DefaultCertFile),
 		TLSKey:    filepath.Join(certs, DefaultKeyFile),
 
-		MinFreeSpace: DefaultMinFreeSpace,
+		MinFreeSpace:     DefaultMinFreeSpace,
+		RegistryCertsDir: DefaultRegistryCertsDir,
 	}
 }
 

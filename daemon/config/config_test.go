@@ -80,3 +80,19 @@ func TestTLSMode(t *testing.T) {
 		t.Errorf("TLS files from daemon.json: %+v %v", cfg, err)
 	}
 }
+
+// The search list and certs.d settings, under the Red Hat fork's keys.
+func TestLoadRegistrySettings(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "daemon.json")
+	os.WriteFile(p, []byte(`{"add-registry":["a.example","b.example:5000"],"block-registry":["docker.io"],"registry-certs-dir":"/etc/x/certs.d"}`), 0o644)
+	c := Default()
+	if c.RegistryCertsDir != DefaultRegistryCertsDir {
+		t.Fatalf("default certs.d %q", c.RegistryCertsDir)
+	}
+	if err := c.LoadFile(p, true); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.AddRegistries) != 2 || c.AddRegistries[1] != "b.example:5000" || len(c.BlockRegistries) != 1 || c.RegistryCertsDir != "/etc/x/certs.d" {
+		t.Fatalf("%+v", c)
+	}
+}

@@ -4,8 +4,17 @@ import (
 	"context"
 	"io"
 
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/registry"
 )
+
+// SearchParams is a decoded GET /images/search.
+type SearchParams struct {
+	Term    string
+	Limit   int
+	Filters filters.Args
+	Auth    registry.AuthConfig
+}
 
 // PullParams is a decoded POST /images/create?fromImage=...
 type PullParams struct {
@@ -19,9 +28,10 @@ type PushParams struct {
 	Auth      registry.AuthConfig
 }
 
-// Distribution serves what talks to registries: pull, push and login.
+// Distribution serves what talks to registries: pull, push, login and search.
 type Distribution interface {
 	ImagePull(ctx context.Context, p PullParams, out io.Writer) error
 	ImagePush(ctx context.Context, p PushParams, out io.Writer) error
 	AuthLogin(ctx context.Context, ac registry.AuthConfig) (registry.AuthenticateOKBody, error)
+	ImageSearch(ctx context.Context, p SearchParams) ([]registry.SearchResult, error)
 }

@@ -100,7 +100,7 @@ func TopLevelCommands(cli *command.Cli) []*cobra.Command {
 	cmds := []*cobra.Command{NewImagesCommand(cli), NewRmiCommand(cli), NewImportCommand(cli),
 		NewLoadCommand(cli), NewSaveCommand(cli), NewTagCommand(cli), NewBuildCommand(cli),
 		NewHistoryCommand(cli), NewCommitCommand(cli),
-		NewPullCommand(cli), NewPushCommand(cli), NewLoginCommand(cli), NewLogoutCommand(cli)}
+		NewPullCommand(cli), NewPushCommand(cli), NewLoginCommand(cli), NewLogoutCommand(cli), NewSearchCommand(cli)}
 	for _, c := range cmds {
 		c.Aliases = nil
 	}

@@ -1,5 +1,5 @@
 // Package distribution routes what talks to registries: POST
-// /images/{name}/push and POST /auth (a pull is POST /images/create, in
+// /images/{name}/push, POST /auth and GET /images/search (a pull is POST /images/create, in
 // the image router).
 package distribution
 
@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/pkg/streamformatter"
@@ -27,7 +28,32 @@ func (d *distributionRouter) Routes() []router.Route {
 	return []router.Route{
 		{Method: http.MethodPost, Path: "/images/{name:.*}/push", Handler: d.push},
 		{Method: http.MethodPost, Path: "/auth", Handler: d.auth},
+		{Method: http.MethodGet, Path: "/images/search", Handler: d.search},
 	}
+}
+
+// search is GET /images/search?term=&limit=&filters=. As in Docker, a
+// negative or non-numeric limit is a 400 here; its range is the
+// backend's to check.
+func (d *distributionRouter) search(ctx context.Context, w http.ResponseWriter, r *http.Request, _ map[string]string) error {
+	p := backend.SearchParams{Term: r.FormValue("term"), Auth: DecodeAuth(r.Header.Get("X-Registry-Auth"))}
+	if v := r.FormValue("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid limit specified: %q", v))
+		}
+		p.Limit = n
+	}
+	f, err := httputils.Filters(r)
+	if err != nil {
+		return err
+	}
+	p.Filters = f
+	res, err := d.b.ImageSearch(ctx, p)
+	if err != nil {
+		return err
+	}
+	return httputils.WriteJSON(w, http.StatusOK, res)
 }
 
 func (d *distributionRouter) push(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
