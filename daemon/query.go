@@ -111,7 +111,7 @@ func (d *Daemon) summary(c *container.Container, now time.Time, all bool, f filt
 	}
 	s := &containertypes.Summary{
 		ID:      c.ID,
-		Names:   []string{c.Name},
+		Names:   append([]string{c.Name}, d.containers.LinkNames(c.ID)...),
 		Image:   c.Config.Image,
 		ImageID: c.ImageID,
 		Command: cmd,
@@ -182,7 +182,7 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 		RestartCount:   c.RestartCount,
 		Driver:         c.Driver,
 		Platform:       "linux",
-		HostConfig:     c.HostConfig,
+		HostConfig:     inspectHostConfig(c, d.containers.Links(c)),
 		GraphDriver:    storage.DriverData{Name: c.Driver, Data: d.images.RWLayerData(c.ID)},
 		ExecIDs:        d.execIDs(c.ID),
 	}
