@@ -97,7 +97,35 @@ func (d *Daemon) openNetworks() error {
 		}
 		s.nets[n.ID] = n
 	}
+	s.mu.Lock()
+	d.isolateNetworksLocked()
+	s.mu.Unlock()
 	return nil
+}
+
+// isolateNetworksLocked gives every bridge of the engine (the default
+// one and each network's) the names of the others, so that nothing is
+// routed between two networks (as Docker's isolation chains). The caller
+// holds d.nets.mu.
+func (d *Daemon) isolateNetworksLocked() {
+	var all []*bridge.Bridge
+	if d.bridge != nil {
+		all = append(all, d.bridge)
+	}
+	for _, n := range d.nets.nets {
+		if n.br != nil {
+			all = append(all, n.br)
+		}
+	}
+	names := make([]string, 0, len(all))
+	for _, b := range all {
+		names = append(names, b.Name())
+	}
+	for _, b := range all {
+		if err := b.SetPeers(names); err != nil {
+			slog.Error("network isolation: write a bridge's rules", "bridge", b.Name(), "err", err)
+		}
+	}
 }
 
 func (d *Daemon) newUserBridge(n *userNetwork) (*bridge.Bridge, error) {
@@ -304,6 +332,7 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 		_ = br.Destroy()
 		return network.CreateResponse{}, fmt.Errorf("save networks: %w", err)
 	}
+	d.isolateNetworksLocked()
 	slog.Info("network created", "name", n.Name, "id", n.ID[:12], "subnet", n.Subnet, "bridge", n.BridgeName)
 	return network.CreateResponse{ID: n.ID, Warning: ""}, nil
 }
@@ -427,6 +456,7 @@ func (d *Daemon) removeNetwork(n *userNetwork) error {
 			slog.Error("network rm: remove its bridge", "network", n.Name, "err", err)
 		}
 	}
+	d.isolateNetworksLocked()
 	slog.Info("network removed", "name", n.Name, "id", n.ID[:12])
 	return nil
 }

@@ -67,6 +67,7 @@ type Bridge struct {
 
 	mu    sync.Mutex
 	ports map[string]attached // by container ID: what the table is written from
+	peers []string            // the engine's other bridges, isolated from this one
 }
 
 type attached struct {
@@ -171,7 +172,18 @@ func (b *Bridge) writeTable() error {
 	for _, a := range b.ports {
 		ports[a.ip] = append(ports[a.ip], a.ports...)
 	}
-	return writeTable(b.cfg.Name, b.subnet, !b.cfg.Internal, b.cfg.Internal, ports)
+	return writeTable(b.cfg.Name, b.subnet, !b.cfg.Internal, b.cfg.Internal, b.peers, ports)
+}
+
+// SetPeers isolates the network from the engine's other bridges (by
+// interface name): nothing is routed from this bridge to them. The daemon
+// calls it on every bridge whenever a network comes or goes.
+func (b *Bridge) SetPeers(peers []string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.peers = append([]string(nil), peers...)
+	sort.Strings(b.peers)
+	return b.writeTable()
 }
 
 // vethName is the host's end of a container's pair, from its ID (and the
