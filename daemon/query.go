@@ -225,7 +225,7 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 		}
 		if n.es != nil {
 			es.Aliases, es.IPAMConfig, es.DriverOpts, es.Links = n.es.Aliases, n.es.IPAMConfig, n.es.DriverOpts, n.es.Links
-			es.MacAddress = n.es.MacAddress
+			es.MacAddress, es.GwPriority = n.es.MacAddress, n.es.GwPriority
 		}
 		if n.id != "" {
 			es.DNSNames = append([]string{strings.TrimPrefix(c.Name, "/"), c.ID[:12]}, es.Aliases...)
@@ -239,6 +239,8 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 			nets[ep.Network] = es
 		}
 		es.EndpointID, es.Gateway, es.IPAddress, es.IPPrefixLen, es.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+		es.GlobalIPv6Address, es.GlobalIPv6PrefixLen, es.IPv6Gateway = ep.IPv6Address, ep.IPv6PrefixLen, ep.IPv6Gateway
+		es.GwPriority = ep.GwPriority
 	}
 	if ep := c.Network; ep != nil {
 		ns.SandboxKey = ep.SandboxKey
