@@ -30,8 +30,8 @@ type Endpoint struct {
 	// network whose name sorts first).
 	GwPriority int `json:"gw_priority,omitempty"`
 	// Internal: on an --internal network, which never gives a route out.
-	Internal bool `json:"internal,omitempty"`
-	MacAddress string   `json:"mac"`
+	Internal   bool   `json:"internal,omitempty"`
+	MacAddress string `json:"mac"`
 	// HostVeth is the host's end of the container's veth pair.
 	HostVeth string `json:"host_veth"`
 	// SandboxKey is the network namespace's bind mount on the exec root.

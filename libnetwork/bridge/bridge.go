@@ -44,7 +44,7 @@ type Config struct {
 	FixedCIDR string // the part of the subnet containers get addresses from
 	// BIP6 is the IPv6 gateway address with the subnet's length
 	// (fd54:7a1b:8269::1/64): the network has IPv6 too. Empty: IPv4 only.
-	BIP6 string
+	BIP6      string
 	MTU       int
 	IPForward bool   // set net.ipv4.ip_forward (the host's, or the daemon's namespace's)
 	IPTables  bool   // write the NAT table
