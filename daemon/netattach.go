@@ -34,9 +34,18 @@ func newBridge(cfg *config.Config) (*bridge.Bridge, error) {
 	if cfg.BridgeDisabled() {
 		return nil, nil
 	}
+	bip6 := ""
+	if cfg.IPv6 {
+		p, err := netip.ParsePrefix(cfg.FixedCIDRv6)
+		if err != nil || !p.Addr().Is6() || p.Addr().Is4In6() || p.Bits() > 126 {
+			return nil, fmt.Errorf("default bridge network: invalid --fixed-cidr-v6 %q: want an IPv6 subnet (fd00:1::/64)", cfg.FixedCIDRv6)
+		}
+		bip6 = netip.PrefixFrom(p.Masked().Addr().Next(), p.Bits()).String()
+	}
 	b, err := bridge.New(bridge.Config{
 		Name:      cfg.Bridge,
 		BIP:       cfg.BIP,
+		BIP6:      bip6,
 		FixedCIDR: cfg.FixedCIDR,
 		MTU:       cfg.MTU,
 		IPForward: cfg.IPForwardEnabled(),

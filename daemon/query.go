@@ -249,6 +249,8 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 		if ep.NetworkID == "" && ep.Network != "" {
 			//lint:ignore SA1019 Docker v28 still shows them (docker inspect -f '{{.NetworkSettings.IPAddress}}')
 			ns.EndpointID, ns.Gateway, ns.IPAddress, ns.IPPrefixLen, ns.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+			//lint:ignore SA1019 as above
+			ns.GlobalIPv6Address, ns.GlobalIPv6PrefixLen, ns.IPv6Gateway = ep.IPv6Address, ep.IPv6PrefixLen, ep.IPv6Gateway
 		}
 	}
 	return ns
