@@ -54,8 +54,8 @@ type Config struct {
 	IPv6        bool   `json:"ipv6,omitempty"`
 	FixedCIDRv6 string `json:"fixed-cidr-v6,omitempty"`
 	MTU         int    `json:"mtu,omitempty"`
-	IPForward *bool  `json:"ip-forward,omitempty"`
-	IPTables  *bool  `json:"iptables,omitempty"`
+	IPForward   *bool  `json:"ip-forward,omitempty"`
+	IPTables    *bool  `json:"iptables,omitempty"`
 	// HostResolvConf is the resolv.conf read as the host's (the embedded
 	// DNS server's upstreams, the default bridge's resolvers): a hidden
 	// flag for tests, whose upstream is a server of their own.
