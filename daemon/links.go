@@ -230,13 +230,18 @@ func (d *Daemon) removeLink(name string) error {
 }
 
 // inspectHostConfig is the host config inspect shows: the links as Docker
-// shows them ("/CHILD:/PARENT/ALIAS", with today's names). The caller
-// holds c's lock.
+// shows them, rebuilt from the record ("/CHILD:/PARENT/ALIAS", with
+// today's names; none once rm --link removed them). On a user-defined
+// network Docker shows them in the endpoint's Links instead (userLinks).
+// The caller holds c's lock.
 func inspectHostConfig(c *container.Container, links []string) *containertypes.HostConfig {
-	if len(c.Links) == 0 {
+	if len(c.HostConfig.Links) == 0 && len(c.Links) == 0 {
 		return c.HostConfig
 	}
 	hc := *c.HostConfig
-	hc.Links = links
+	hc.Links = nil
+	if len(links) > 0 {
+		hc.Links = links
+	}
 	return &hc
 }

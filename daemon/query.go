@@ -227,6 +227,11 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 			es.Aliases, es.IPAMConfig, es.DriverOpts, es.Links = n.es.Aliases, n.es.IPAMConfig, n.es.DriverOpts, n.es.Links
 			es.MacAddress, es.GwPriority = n.es.MacAddress, n.es.GwPriority
 		}
+		if n.id != "" && (string(mode) == n.name || string(mode) == n.id) && len(c.HostConfig.Links) > 0 {
+			// Docker keeps the links of a user-defined network mode as
+			// its endpoint's.
+			es.Links = append(append([]string(nil), es.Links...), c.HostConfig.Links...)
+		}
 		if n.id != "" {
 			es.DNSNames = append([]string{strings.TrimPrefix(c.Name, "/"), c.ID[:12]}, es.Aliases...)
 		}

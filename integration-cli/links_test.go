@@ -33,7 +33,7 @@ func TestLegacyLinks(t *testing.T) {
 				t.Errorf("%s: app's environment lacks %s:\n%s", when, want, env)
 			}
 		}
-		if hosts := d.MustCLI(t, "exec", "app", "cat", "/etc/hosts"); !strings.Contains(hosts, dbIP+"\tmysql dbhost db\n") {
+		if hosts := d.MustCLI(t, "exec", "app", "cat", "/etc/hosts"); !strings.Contains(hosts+"\n", dbIP+"\tmysql dbhost db\n") {
 			t.Errorf("%s: app's /etc/hosts:\n%s", when, hosts)
 		}
 		if r := d.CLI("exec", "app", "ping", "-c", "1", "-W", "2", "mysql"); r.Code != 0 {
@@ -83,6 +83,9 @@ func TestLegacyLinks(t *testing.T) {
 	udb := remember(d.MustCLI(t, "run", "-d", "--name", "udb", "--network", "lknet", "busybox", "sleep", "300"))
 	uapp := remember(d.MustCLI(t, "run", "-d", "--name", "uapp", "--network", "lknet", "--link", "udb:sql", "--link", "nosuch:ghost", "busybox", "sleep", "300"))
 	uother := remember(d.MustCLI(t, "run", "-d", "--name", "uother", "--network", "lknet", "busybox", "sleep", "300"))
+	if got := strings.TrimSpace(d.MustCLI(t, "inspect", "-f", "{{json .HostConfig.Links}} {{json .NetworkSettings.Networks.lknet.Links}}", "uapp")); got != `null ["udb:sql","nosuch:ghost"]` {
+		t.Errorf("links on a user-defined network in inspect: %s", got)
+	}
 	if r := d.CLI("exec", "uapp", "ping", "-c", "1", "-W", "2", "sql"); r.Code != 0 {
 		t.Errorf("uapp → sql on a user-defined network: %v", r)
 	}
