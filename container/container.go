@@ -98,6 +98,16 @@ type Container struct {
 	// MountPoints are the container's binds, volumes and tmpfs mounts,
 	// decided at create time (by destination order of creation).
 	MountPoints []*MountPoint `json:",omitempty"`
+	// Links are the container's legacy links (--link): alias → the linked
+	// container's ID, so that renaming either container keeps them. They
+	// are written with both the container's lock and the store's held
+	// (Store.SetLinks), and may be read under either.
+	Links map[string]string `json:",omitempty"`
+	// LinkEnv is what the links gave the environment at the last start
+	// (ALIAS_PORT_..., ALIAS_NAME, ALIAS_ENV_...): execs get it too.
+	LinkEnv []string `json:",omitempty"`
+	// LinkHosts are the /etc/hosts lines of the links, for this start.
+	LinkHosts []string `json:"-"`
 
 	// Root is the container's directory under the daemon's data root.
 	Root string `json:"-"`

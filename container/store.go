@@ -155,6 +155,9 @@ func (s *Store) Get(ref string) (*Container, error) {
 	if id, ok := s.names[name]; ok {
 		return s.byID[id], nil
 	}
+	if c := s.linkedLocked(name); c != nil {
+		return c, nil
+	}
 	var found *Container
 	for id, c := range s.byID {
 		if strings.HasPrefix(id, ref) {
@@ -168,6 +171,94 @@ func (s *Store) Get(ref string) (*Container, error) {
 		return nil, errdefs.NotFound(fmt.Errorf("No such container: %s", ref))
 	}
 	return found, nil
+}
+
+// linkedLocked is the container a link name "/PARENT/ALIAS" names (as
+// Docker registers links among the names), or nil. The caller holds s.mu.
+func (s *Store) linkedLocked(name string) *Container {
+	parent, alias, ok := strings.Cut(strings.TrimPrefix(name, "/"), "/")
+	if !ok || alias == "" {
+		return nil
+	}
+	p, ok := s.byID[s.names["/"+parent]]
+	if !ok {
+		return nil
+	}
+	return s.byID[p.Links[alias]]
+}
+
+// SetLinks records c's links (alias → linked container's ID). The caller
+// holds c's lock.
+func (s *Store) SetLinks(c *Container, links map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.Links = links
+}
+
+// RemoveLink removes the link "/PARENT/ALIAS" from its parent (docker rm
+// --link) and returns the parent, whose record the caller saves.
+func (s *Store) RemoveLink(name string) (*Container, error) {
+	parent, alias, ok := strings.Cut(strings.TrimPrefix(name, "/"), "/")
+	s.mu.RLock()
+	p := s.byID[s.names["/"+parent]]
+	s.mu.RUnlock()
+	if !ok || p == nil {
+		return nil, errdefs.NotFound(fmt.Errorf("No such link: %s", name))
+	}
+	p.Lock()
+	defer p.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := p.Links[alias]; !ok {
+		return nil, errdefs.NotFound(fmt.Errorf("No such link: %s", name))
+	}
+	links := map[string]string{}
+	for a, id := range p.Links {
+		if a != alias {
+			links[a] = id
+		}
+	}
+	if len(links) == 0 {
+		links = nil
+	}
+	p.Links = links
+	if err := p.SaveLocked(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// LinkNames are the names other containers' links give container id
+// ("/PARENT/ALIAS"), sorted: Docker lists them among its names.
+func (s *Store) LinkNames(id string) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for _, p := range s.byID {
+		for alias, child := range p.Links {
+			if child == id {
+				out = append(out, p.Name+"/"+alias)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Links are c's links as Docker shows them in HostConfig.Links
+// ("/CHILD:/PARENT/ALIAS"), sorted; a linked container since removed is
+// left out. The caller holds c's lock.
+func (s *Store) Links(c *Container) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for alias, id := range c.Links {
+		if child, ok := s.byID[id]; ok {
+			out = append(out, child.Name+":"+c.Name+"/"+alias)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // List returns all containers, newest first.

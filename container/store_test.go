@@ -3,6 +3,7 @@ package container
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 
@@ -74,5 +75,57 @@ func TestRemovalInProgress(t *testing.T) {
 	c.ResetRemovalInProgress()
 	if c.RemovalInProgress() {
 		t.Fatal("reset")
+	}
+}
+
+func TestStoreLinks(t *testing.T) {
+	s, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := New(s.Root(), "c000000000000000000000000000000000000000000000000000000000000000", "/db")
+	parent := New(s.Root(), "p000000000000000000000000000000000000000000000000000000000000000", "/app")
+	for _, c := range []*Container{child, parent} {
+		if err := s.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parent.Lock()
+	s.SetLinks(parent, map[string]string{"mysql": child.ID})
+	parent.Unlock()
+	if c, err := s.Get("app/mysql"); err != nil || c != child {
+		t.Fatalf("Get(app/mysql) = %v, %v", c, err)
+	}
+	if got := s.LinkNames(child.ID); !reflect.DeepEqual(got, []string{"/app/mysql"}) {
+		t.Errorf("LinkNames = %q", got)
+	}
+	// Renames on either side keep the link.
+	child.Lock()
+	if err := s.Rename(child, "/db2"); err != nil {
+		t.Fatal(err)
+	}
+	child.Unlock()
+	parent.Lock()
+	if err := s.Rename(parent, "/app2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Links(parent); !reflect.DeepEqual(got, []string{"/db2:/app2/mysql"}) {
+		t.Errorf("Links = %q", got)
+	}
+	parent.Unlock()
+	if c, err := s.Get("/app2/mysql"); err != nil || c != child {
+		t.Fatalf("Get(/app2/mysql) = %v, %v", c, err)
+	}
+	if err := os.MkdirAll(parent.Root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RemoveLink("/app2/mysql"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get("app2/mysql"); err == nil {
+		t.Error("the link is still a name")
+	}
+	if _, err := s.RemoveLink("/app2/mysql"); err == nil {
+		t.Error("removing a missing link: no error")
 	}
 }

@@ -78,10 +78,17 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	}
 	defaultConfinedPaths(hc)
 
+	links, err := d.resolveLinks(hc)
+	if err != nil {
+		return resp, err
+	}
 	c, err := d.newContainer(p.Name)
 	if err != nil {
 		return resp, err
 	}
+	c.Lock()
+	d.containers.SetLinks(c, links)
+	c.Unlock()
 	c.Path, c.Args = path, args
 	c.Config = &cfg
 	c.HostConfig = hc
@@ -195,7 +202,7 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if err := d.validateNetworking(p.Config, hc, p.Networking); err != nil {
 		return nil, err
 	}
-	if err := d.validateLinks(hc.Links); err != nil {
+	if err := d.validateLinks(hc); err != nil {
 		return nil, err
 	}
 	if err := d.validatePidMode(hc.PidMode); err != nil {
@@ -248,44 +255,6 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 		return nil, err
 	}
 	return warnings, nil
-}
-
-// validateLinks refuses legacy links as Docker does when the container
-// linked to is missing or the link malformed (400, Docker's messages), and
-// otherwise because this engine does not make links (501) rather than
-// ignore them.
-func (d *Daemon) validateLinks(links []string) error {
-	for _, l := range links {
-		name, err := linkName(l)
-		if err != nil {
-			return errdefs.InvalidParameter(err)
-		}
-		if _, err := d.containers.Get(name); err != nil {
-			if errdefs.IsNotFound(err) {
-				// Docker answers 400, not 404: a 404 would make the
-				// client say the image is missing.
-				return errdefs.InvalidParameter(fmt.Errorf("could not get container for %s: %w", name, err))
-			}
-			return fmt.Errorf("could not get container for %s: %w", name, err)
-		}
-	}
-	if len(links) > 0 {
-		return errdefs.NotImplemented(fmt.Errorf("links are not implemented by this engine yet"))
-	}
-	return nil
-}
-
-// linkName is the container a link "NAME[:ALIAS]" names; a link as a
-// container's record holds it ("/NAME:/CONTAINER/ALIAS") names NAME too.
-func linkName(link string) (string, error) {
-	if link == "" {
-		return "", fmt.Errorf("empty string specified for links")
-	}
-	parts := strings.Split(link, ":")
-	if len(parts) > 2 {
-		return "", fmt.Errorf("bad format for links: %s", link)
-	}
-	return strings.TrimPrefix(parts[0], "/"), nil
 }
 
 // validatePidMode refuses a PID mode Docker refuses (400): one that is

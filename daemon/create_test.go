@@ -32,18 +32,24 @@ func TestValidateLinks(t *testing.T) {
 	d := daemonWithOther(t)
 	for _, tc := range []struct {
 		links []string
+		mode  containertypes.NetworkMode
 		class errdefs.Class
 		msg   string
 	}{
-		{nil, errdefs.ClassUnknown, ""},
-		{[]string{"no-such-container"}, errdefs.ClassInvalidParameter, "could not get container for no-such-container: No such container: no-such-container"},
-		{[]string{"nosuch:alias"}, errdefs.ClassInvalidParameter, "could not get container for nosuch: No such container: nosuch"},
-		{[]string{"/nosuch:/me/alias"}, errdefs.ClassInvalidParameter, "could not get container for nosuch: No such container: nosuch"},
-		{[]string{""}, errdefs.ClassInvalidParameter, "empty string specified for links"},
-		{[]string{"a:b:c"}, errdefs.ClassInvalidParameter, "bad format for links: a:b:c"},
-		{[]string{"other:alias"}, errdefs.ClassNotImplemented, "links are not implemented by this engine yet"},
+		{nil, "", errdefs.ClassUnknown, ""},
+		{[]string{"other:alias"}, "default", errdefs.ClassUnknown, ""},
+		{[]string{"/other:/me/alias"}, "bridge", errdefs.ClassUnknown, ""},
+		// On a user-defined network Docker keeps no link (its DNS names).
+		{[]string{"nosuch:alias"}, "mynet", errdefs.ClassUnknown, ""},
+		{[]string{"no-such-container"}, "", errdefs.ClassInvalidParameter, "could not get container for no-such-container: No such container: no-such-container"},
+		{[]string{"nosuch:alias"}, "", errdefs.ClassInvalidParameter, "could not get container for nosuch: No such container: nosuch"},
+		{[]string{"/nosuch:/me/alias"}, "", errdefs.ClassInvalidParameter, "could not get container for nosuch: No such container: nosuch"},
+		{[]string{""}, "", errdefs.ClassInvalidParameter, "empty string specified for links"},
+		{[]string{"a:b:c"}, "", errdefs.ClassInvalidParameter, "bad format for links: a:b:c"},
+		{[]string{"other"}, "host", errdefs.ClassInvalidParameter, "conflicting options: host type networking can't be used with links. This would result in undefined behavior"},
+		{[]string{"other"}, "container:other", errdefs.ClassInvalidParameter, "conflicting options: container type network can't be used with links. This would result in undefined behavior"},
 	} {
-		err := d.validateLinks(tc.links)
+		err := d.validateLinks(&containertypes.HostConfig{Links: tc.links, NetworkMode: tc.mode})
 		if tc.msg == "" {
 			if err != nil {
 				t.Errorf("%q: %v", tc.links, err)

@@ -22,6 +22,9 @@ import (
 type dnsEntry struct {
 	names []string
 	ip    netip.Addr
+	// links are the container's legacy links on this network (alias →
+	// the linked container's name): names for it alone, as in Docker.
+	links map[string]string
 }
 
 type dnsRegistry struct {
@@ -57,8 +60,13 @@ func (r *dnsRegistry) lookup(cid, name string) []netip.Addr {
 	var out []netip.Addr
 	seen := map[netip.Addr]bool{}
 	for _, m := range r.byNet {
-		if _, ok := m[cid]; !ok {
+		self, ok := m[cid]
+		if !ok {
 			continue
+		}
+		name := name
+		if target, ok := self.links[name]; ok {
+			name = target
 		}
 		for _, e := range m {
 			for _, n := range e.names {
@@ -87,6 +95,33 @@ func dnsNames(c *container.Container, ep *libnetwork.Endpoint) []string {
 	return names
 }
 
+// userLinks are c's legacy links on the user-defined network of ep, as
+// Docker keeps them: the network mode's network takes HostConfig.Links,
+// any network its endpoint settings' Links (network connect --link).
+// Alias → the linked container's name, lower case; a link to a container
+// that does not exist is kept (it answers once there is one).
+func userLinks(c *container.Container, ep *libnetwork.Endpoint) map[string]string {
+	var links []string
+	if string(c.HostConfig.NetworkMode) == ep.Network || string(c.HostConfig.NetworkMode) == ep.NetworkID {
+		links = append(links, c.HostConfig.Links...)
+	}
+	if es := c.NetworkConfig[ep.Network]; es != nil {
+		links = append(links, es.Links...)
+	}
+	out := map[string]string{}
+	for _, l := range links {
+		name, alias, err := parseLink(l)
+		if err != nil {
+			continue
+		}
+		out[strings.ToLower(alias)] = strings.ToLower(name)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // registerDNS enters c's names on each user-defined network it is on,
 // and starts its DNS server if it has none. The caller holds c's lock.
 func (d *Daemon) registerDNS(c *container.Container) {
@@ -103,7 +138,7 @@ func (d *Daemon) registerDNS(c *container.Container) {
 		if err != nil {
 			continue
 		}
-		d.nets.dns.add(ep.NetworkID, c.ID, dnsEntry{names: dnsNames(c, ep), ip: ip})
+		d.nets.dns.add(ep.NetworkID, c.ID, dnsEntry{names: dnsNames(c, ep), ip: ip, links: userLinks(c, ep)})
 	}
 	if !user || c.Network == nil {
 		return

@@ -31,3 +31,23 @@ func TestDNSRegistryScopes(t *testing.T) {
 		t.Errorf("after removal: %v", got)
 	}
 }
+
+// TestDNSRegistryLinks: a legacy link on a user-defined network is a name
+// for the linking container alone, of the linked container's address on
+// that network.
+func TestDNSRegistryLinks(t *testing.T) {
+	r := dnsRegistry{byNet: map[string]map[string]dnsEntry{}}
+	db := netip.MustParseAddr("10.0.1.2")
+	r.add("n1", "db", dnsEntry{names: []string{"db1"}, ip: db})
+	r.add("n1", "app", dnsEntry{names: []string{"app"}, ip: netip.MustParseAddr("10.0.1.3"), links: map[string]string{"mysql": "db1", "ghost": "nosuch"}})
+	r.add("n1", "other", dnsEntry{names: []string{"other"}, ip: netip.MustParseAddr("10.0.1.4")})
+	if got := r.lookup("app", "mysql"); !slices.Equal(got, []netip.Addr{db}) {
+		t.Errorf("mysql from app: %v", got)
+	}
+	if got := r.lookup("other", "mysql"); len(got) != 0 {
+		t.Errorf("mysql from a container without the link: %v", got)
+	}
+	if got := r.lookup("app", "ghost"); len(got) != 0 {
+		t.Errorf("a link to a missing container: %v", got)
+	}
+}

@@ -300,12 +300,12 @@ const killTimeout = 30 * time.Second
 // another is refused with "removal of container X is already in progress"
 // (409); once it is done the container is "No such container" (404).
 func (d *Daemon) ContainerRemove(ctx context.Context, name string, opts containertypes.RemoveOptions) error {
+	if opts.RemoveLinks {
+		return d.removeLink(name)
+	}
 	c, err := d.containers.Get(name)
 	if err != nil {
 		return err
-	}
-	if opts.RemoveLinks {
-		return errdefs.NotImplemented(fmt.Errorf("links are not implemented by this engine"))
 	}
 	if c.SetRemovalInProgress() {
 		return errdefs.Conflict(fmt.Errorf("removal of container %s is already in progress", name))

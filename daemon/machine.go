@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/systemd"
@@ -91,17 +93,38 @@ func (d *Daemon) registerMachine(c *container.Container, pid int) {
 		root = "/"
 	}
 	cid := c.ID
+	ifs := hostInterfaces(c)
 	d.machines.queue(cid, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), machineCallTimeout)
 		defer cancel()
-		err := systemd.RegisterMachine(ctx, name, id, "docker", "container", pid, root)
+		err := systemd.RegisterMachineWithNetwork(ctx, name, id, "docker", "container", pid, root, ifs)
 		if err != nil {
 			slog.Warn("RegisterMachine failed", "id", cid, "machine", name, "leader", pid, "err", err)
 			return
 		}
 		d.machines.setName(cid, name)
-		slog.Info("RegisterMachine", "id", cid, "machine", name, "leader", pid, "root", root)
+		slog.Info("RegisterMachine", "id", cid, "machine", name, "leader", pid, "root", root, "ifindices", ifs)
 	})
+}
+
+// hostInterfaces are the host's ends of c's veths (their ifindex), which
+// machined shows as the machine's interfaces; none for the host and none
+// network modes, and for container:X (the donor's are its own). The caller
+// holds c's lock.
+func hostInterfaces(c *container.Container) []int32 {
+	var out []int32
+	for _, ep := range containerEndpoints(c) {
+		if ep.HostVeth == "" {
+			continue
+		}
+		l, err := netlink.LinkByName(ep.HostVeth)
+		if err != nil {
+			slog.Warn("RegisterMachine: the container's veth is gone", "id", c.ID, "veth", ep.HostVeth, "err", err)
+			continue
+		}
+		out = append(out, int32(l.Attrs().Index))
+	}
+	return out
 }
 
 // unregisterMachine tells systemd-machined the container stopped. A

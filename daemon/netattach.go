@@ -12,6 +12,7 @@ import (
 
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
+	"github.com/vishvananda/netlink"
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/config"
@@ -33,9 +34,18 @@ func newBridge(cfg *config.Config) (*bridge.Bridge, error) {
 	if cfg.BridgeDisabled() {
 		return nil, nil
 	}
+	bip6 := ""
+	if cfg.IPv6 {
+		p, err := netip.ParsePrefix(cfg.FixedCIDRv6)
+		if err != nil || !p.Addr().Is6() || p.Addr().Is4In6() || p.Bits() > 126 {
+			return nil, fmt.Errorf("default bridge network: invalid --fixed-cidr-v6 %q: want an IPv6 subnet (fd00:1::/64)", cfg.FixedCIDRv6)
+		}
+		bip6 = netip.PrefixFrom(p.Masked().Addr().Next(), p.Bits()).String()
+	}
 	b, err := bridge.New(bridge.Config{
 		Name:      cfg.Bridge,
 		BIP:       cfg.BIP,
+		BIP6:      bip6,
 		FixedCIDR: cfg.FixedCIDR,
 		MTU:       cfg.MTU,
 		IPForward: cfg.IPForwardEnabled(),
@@ -173,12 +183,20 @@ func attachOptions(c *container.Container, es *network.EndpointSettings, first b
 	if es != nil {
 		o.Aliases = es.Aliases
 		o.MAC = es.MacAddress
+		o.GwPriority = es.GwPriority
 		if es.IPAMConfig != nil && es.IPAMConfig.IPv4Address != "" {
 			ip, err := netip.ParseAddr(es.IPAMConfig.IPv4Address)
 			if err != nil || !ip.Is4() {
 				return o, errdefs.InvalidParameter(fmt.Errorf("invalid IPv4 address: %s", es.IPAMConfig.IPv4Address))
 			}
 			o.IP = ip
+		}
+		if es.IPAMConfig != nil && es.IPAMConfig.IPv6Address != "" {
+			ip, err := netip.ParseAddr(es.IPAMConfig.IPv6Address)
+			if err != nil || !ip.Is6() || ip.Is4In6() {
+				return o, errdefs.InvalidParameter(fmt.Errorf("invalid IPv6 address: %s", es.IPAMConfig.IPv6Address))
+			}
+			o.IP6 = ip
 		}
 	}
 	//lint:ignore SA1019 older clients still set the container's MAC address in its config
@@ -223,7 +241,7 @@ func (d *Daemon) connectNetwork(c *container.Container, hostname string) (retErr
 		}
 		o.NetnsPath, o.IfName = nsPath, fmt.Sprintf("eth%d", i)
 		if !routed && !n.br.Internal() {
-			o.DefaultRoute, o.Ports, routed = true, reqs, true
+			o.Ports, routed = reqs, true
 		}
 		ep, err := n.br.Attach(c.ID, o)
 		if err != nil {
@@ -232,8 +250,77 @@ func (d *Daemon) connectNetwork(c *container.Container, hostname string) (retErr
 		ep.SandboxKey = nsPath
 		setEndpoint(c, n.name, ep, i == 0)
 	}
+	if err := setGateways(c); err != nil {
+		return err
+	}
 	d.registerDNS(c)
 	return nil
+}
+
+// gatewayEndpoints are the endpoints that give c its default routes: per
+// address family, of the endpoints not on an internal network, the one
+// with the highest GwPriority, a tie going to the network whose name
+// sorts first (as Docker). Nil for a family no endpoint routes.
+func gatewayEndpoints(c *container.Container) (v4, v6 *libnetwork.Endpoint) {
+	better := func(ep, cur *libnetwork.Endpoint) bool {
+		return cur == nil || ep.GwPriority > cur.GwPriority || ep.GwPriority == cur.GwPriority && ep.Network < cur.Network
+	}
+	for _, ep := range containerEndpoints(c) {
+		if ep.Internal {
+			continue
+		}
+		if ep.Gateway != "" && better(ep, v4) {
+			v4 = ep
+		}
+		if ep.IPv6Gateway != "" && better(ep, v6) {
+			v6 = ep
+		}
+	}
+	return v4, v6
+}
+
+// setGateways makes c's default routes those of gatewayEndpoints: at its
+// start, and whenever it is connected to or disconnected from a network.
+// The caller holds c's lock.
+func setGateways(c *container.Container) error {
+	if c.Network == nil || c.Network.SandboxKey == "" {
+		return nil
+	}
+	ns, err := netns.Open(c.Network.SandboxKey)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("netlink in the container's netns: %w", err)
+	}
+	defer h.Close()
+	index := func(ep *libnetwork.Endpoint) (int, error) {
+		l, err := h.LinkByName(ep.IfName)
+		if err != nil {
+			return 0, fmt.Errorf("interface %s: %w", ep.IfName, err)
+		}
+		return l.Attrs().Index, nil
+	}
+	var (
+		i4, i6   int
+		gw4, gw6 netip.Addr
+	)
+	v4, v6 := gatewayEndpoints(c)
+	if v4 != nil {
+		if i4, err = index(v4); err != nil {
+			return err
+		}
+		gw4, _ = netip.ParseAddr(v4.Gateway)
+	}
+	if v6 != nil {
+		if i6, err = index(v6); err != nil {
+			return err
+		}
+		gw6, _ = netip.ParseAddr(v6.IPv6Gateway)
+	}
+	return bridge.SetGateways(h, i4, gw4, i6, gw6)
 }
 
 // setEndpoint records the container's endpoint on the network name: its
@@ -457,15 +544,23 @@ func (d *Daemon) validateNetworking(cfg *containertypes.Config, hc *containertyp
 			if n.id == "" {
 				return errdefs.InvalidParameter(fmt.Errorf("user specified IP address is supported on user defined networks only"))
 			}
-			if es.IPAMConfig.IPv6Address != "" {
-				return errdefs.NotImplemented(fmt.Errorf("IPv6 addresses are not implemented by this engine yet"))
+			if v := es.IPAMConfig.IPv4Address; v != "" {
+				ip, err := netip.ParseAddr(v)
+				if err != nil || !ip.Is4() {
+					return errdefs.InvalidParameter(fmt.Errorf("invalid IPv4 address: %s", v))
+				}
+				if !n.br.Subnet().Contains(ip) {
+					return errdefs.InvalidParameter(fmt.Errorf("no configured subnet or ip-range contain the IP address %s", ip))
+				}
 			}
-			ip, err := netip.ParseAddr(es.IPAMConfig.IPv4Address)
-			if err != nil || !ip.Is4() {
-				return errdefs.InvalidParameter(fmt.Errorf("invalid IPv4 address: %s", es.IPAMConfig.IPv4Address))
-			}
-			if !n.br.Subnet().Contains(ip) {
-				return errdefs.InvalidParameter(fmt.Errorf("no configured subnet or ip-range contain the IP address %s", ip))
+			if v := es.IPAMConfig.IPv6Address; v != "" {
+				ip, err := netip.ParseAddr(v)
+				if err != nil || !ip.Is6() || ip.Is4In6() {
+					return errdefs.InvalidParameter(fmt.Errorf("invalid IPv6 address: %s", v))
+				}
+				if !n.br.Subnet6().IsValid() || !n.br.Subnet6().Contains(ip) {
+					return errdefs.InvalidParameter(fmt.Errorf("no configured subnet or ip-range contain the IP address %s", ip))
+				}
 			}
 		}
 		if len(es.Aliases) > 0 && n.id == "" {

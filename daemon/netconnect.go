@@ -77,13 +77,15 @@ func (d *Daemon) NetworkConnect(ctx context.Context, ref, name string, es *netwo
 			}
 		}
 		o.NetnsPath = c.Network.SandboxKey
-		o.DefaultRoute = len(eps) == 0
 		ep, err := n.br.Attach(c.ID, o)
 		if err != nil {
 			return err
 		}
 		ep.SandboxKey = o.NetnsPath
 		setEndpoint(c, n.name, ep, c.Network.Network == "")
+		if err := setGateways(c); err != nil {
+			slog.Error("network connect: default routes", "id", c.ID, "network", n.name, "err", err)
+		}
 		d.registerDNS(c)
 	}
 	if c.NetworkConfig == nil {
@@ -153,5 +155,8 @@ func (d *Daemon) NetworkDisconnect(ctx context.Context, ref, name string, force 
 		delete(c.Networks, n.name)
 	}
 	delete(c.NetworkConfig, n.name)
+	if err := setGateways(c); err != nil {
+		slog.Error("network disconnect: default routes", "id", c.ID, "network", n.name, "err", err)
+	}
 	return c.SaveLocked()
 }

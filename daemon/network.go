@@ -119,7 +119,7 @@ func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspec
 					if ep.NetworkID == "" {
 						nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/"),
 							EndpointID: ep.EndpointID, MacAddress: ep.MacAddress,
-							IPv4Address: fmt.Sprintf("%s/%d", ep.IPAddress, ep.PrefixLen), IPv6Address: ""}
+							IPv4Address: fmt.Sprintf("%s/%d", ep.IPAddress, ep.PrefixLen), IPv6Address: ipv6Address(ep)}
 					}
 				}
 			case string(c.HostConfig.NetworkMode) == n.name:
@@ -150,10 +150,14 @@ func (d *Daemon) builtinNetwork(name, driver string) network.Inspect {
 		if mtu == 0 {
 			mtu = 1500
 		}
-		cfg := network.IPAMConfig{Subnet: d.bridge.Subnet().String(), Gateway: d.bridge.Gateway().String(), IPRange: d.bridge.FixedCIDR()}
+		cfgs := []network.IPAMConfig{{Subnet: d.bridge.Subnet().String(), Gateway: d.bridge.Gateway().String(), IPRange: d.bridge.FixedCIDR()}}
+		v6 := d.bridge.Subnet6().IsValid()
+		if v6 {
+			cfgs = append(cfgs, network.IPAMConfig{Subnet: d.bridge.Subnet6().String(), Gateway: d.bridge.Gateway6().String()})
+		}
 		return network.Inspect{
-			Name: name, ID: networkID(name), Created: d.started, Scope: "local", Driver: driver, EnableIPv4: true,
-			IPAM:       network.IPAM{Driver: "default", Options: nil, Config: []network.IPAMConfig{cfg}},
+			Name: name, ID: networkID(name), Created: d.started, Scope: "local", Driver: driver, EnableIPv4: true, EnableIPv6: v6,
+			IPAM:       network.IPAM{Driver: "default", Options: nil, Config: cfgs},
 			Containers: map[string]network.EndpointResource{},
 			Options: map[string]string{
 				"com.docker.network.bridge.default_bridge":       "true",

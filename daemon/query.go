@@ -111,7 +111,7 @@ func (d *Daemon) summary(c *container.Container, now time.Time, all bool, f filt
 	}
 	s := &containertypes.Summary{
 		ID:      c.ID,
-		Names:   []string{c.Name},
+		Names:   append([]string{c.Name}, d.containers.LinkNames(c.ID)...),
 		Image:   c.Config.Image,
 		ImageID: c.ImageID,
 		Command: cmd,
@@ -182,7 +182,7 @@ func (d *Daemon) ContainerInspect(ctx context.Context, name string, size bool) (
 		RestartCount:   c.RestartCount,
 		Driver:         c.Driver,
 		Platform:       "linux",
-		HostConfig:     c.HostConfig,
+		HostConfig:     inspectHostConfig(c, d.containers.Links(c)),
 		GraphDriver:    storage.DriverData{Name: c.Driver, Data: d.images.RWLayerData(c.ID)},
 		ExecIDs:        d.execIDs(c.ID),
 	}
@@ -225,7 +225,12 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 		}
 		if n.es != nil {
 			es.Aliases, es.IPAMConfig, es.DriverOpts, es.Links = n.es.Aliases, n.es.IPAMConfig, n.es.DriverOpts, n.es.Links
-			es.MacAddress = n.es.MacAddress
+			es.MacAddress, es.GwPriority = n.es.MacAddress, n.es.GwPriority
+		}
+		if n.id != "" && (string(mode) == n.name || string(mode) == n.id) && len(c.HostConfig.Links) > 0 {
+			// Docker keeps the links of a user-defined network mode as
+			// its endpoint's.
+			es.Links = append(append([]string(nil), es.Links...), c.HostConfig.Links...)
 		}
 		if n.id != "" {
 			es.DNSNames = append([]string{strings.TrimPrefix(c.Name, "/"), c.ID[:12]}, es.Aliases...)
@@ -239,6 +244,8 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 			nets[ep.Network] = es
 		}
 		es.EndpointID, es.Gateway, es.IPAddress, es.IPPrefixLen, es.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+		es.GlobalIPv6Address, es.GlobalIPv6PrefixLen, es.IPv6Gateway = ep.IPv6Address, ep.IPv6PrefixLen, ep.IPv6Gateway
+		es.GwPriority = ep.GwPriority
 	}
 	if ep := c.Network; ep != nil {
 		ns.SandboxKey = ep.SandboxKey
@@ -247,6 +254,8 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 		if ep.NetworkID == "" && ep.Network != "" {
 			//lint:ignore SA1019 Docker v28 still shows them (docker inspect -f '{{.NetworkSettings.IPAddress}}')
 			ns.EndpointID, ns.Gateway, ns.IPAddress, ns.IPPrefixLen, ns.MacAddress = ep.EndpointID, ep.Gateway, ep.IPAddress, ep.PrefixLen, ep.MacAddress
+			//lint:ignore SA1019 as above
+			ns.GlobalIPv6Address, ns.GlobalIPv6PrefixLen, ns.IPv6Gateway = ep.IPv6Address, ep.IPv6PrefixLen, ep.IPv6Gateway
 		}
 	}
 	return ns

@@ -19,6 +19,7 @@ import (
 	"github.com/sdengine/engine/libnetwork/resolver"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/systemd"
+	"github.com/sdengine/engine/runconfig"
 )
 
 // specOptions gathers what the OCI spec needs from the container's record.
@@ -117,7 +118,11 @@ func specDevices(hc *containertypes.HostConfig) []oci.Device {
 // of its execs): the merged config, container_uuid (docs/systemd.md; the user's
 // value wins), and what Docker always adds.
 func containerEnv(c *container.Container, hostname string) []string {
+	// The links' variables come first: the container's own win.
 	env := c.Config.Env
+	if len(c.LinkEnv) > 0 {
+		env = runconfig.MergeEnv(c.LinkEnv, env)
+	}
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, systemd.ContainerUUIDVar+"=") }) {
 		env = append([]string{systemd.ContainerUUIDVar + "=" + systemd.UUID(c.ID[:32])}, env...)
 	}
@@ -227,6 +232,9 @@ func (d *Daemon) writeNetworkFiles(c *container.Container, hostname string) erro
 		hosts += c.Network.IPAddress + "\t" + names + "\n"
 	default:
 		hosts += "127.0.1.1\t" + names + "\n"
+	}
+	for _, l := range c.LinkHosts {
+		hosts += l + "\n"
 	}
 	for _, h := range c.HostConfig.ExtraHosts {
 		name, ip, ok := strings.Cut(h, ":")

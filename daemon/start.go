@@ -111,6 +111,9 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 	if hostname == "" {
 		hostname = c.ShortID()
 	}
+	if err := d.setupLinks(c); err != nil {
+		return nil, err
+	}
 	if err := d.connectNetwork(c, hostname); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/docker/docker/pkg/stringid"
 	"github.com/vishvananda/netlink"
 
+	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/libnetwork/ipam"
 	"github.com/sdengine/engine/libnetwork/resolver"
@@ -37,12 +39,16 @@ import (
 
 // userNetwork is a network's definition, as kept on disk.
 type userNetwork struct {
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	Created    time.Time         `json:"created"`
-	Subnet     string            `json:"subnet"`
-	Gateway    string            `json:"gateway"`
-	IPRange    string            `json:"ip_range,omitempty"`
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+	Subnet  string    `json:"subnet"`
+	Gateway string    `json:"gateway"`
+	IPRange string    `json:"ip_range,omitempty"`
+	// IPv6 (--ipv6): its subnet and gateway.
+	EnableIPv6 bool              `json:"ipv6,omitempty"`
+	Subnet6    string            `json:"subnet6,omitempty"`
+	Gateway6   string            `json:"gateway6,omitempty"`
 	Internal   bool              `json:"internal,omitempty"`
 	Attachable bool              `json:"attachable,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
@@ -97,7 +103,35 @@ func (d *Daemon) openNetworks() error {
 		}
 		s.nets[n.ID] = n
 	}
+	s.mu.Lock()
+	d.isolateNetworksLocked()
+	s.mu.Unlock()
 	return nil
+}
+
+// isolateNetworksLocked gives every bridge of the engine (the default
+// one and each network's) the names of the others, so that nothing is
+// routed between two networks (as Docker's isolation chains). The caller
+// holds d.nets.mu.
+func (d *Daemon) isolateNetworksLocked() {
+	var all []*bridge.Bridge
+	if d.bridge != nil {
+		all = append(all, d.bridge)
+	}
+	for _, n := range d.nets.nets {
+		if n.br != nil {
+			all = append(all, n.br)
+		}
+	}
+	names := make([]string, 0, len(all))
+	for _, b := range all {
+		names = append(names, b.Name())
+	}
+	for _, b := range all {
+		if err := b.SetPeers(names); err != nil {
+			slog.Error("network isolation: write a bridge's rules", "bridge", b.Name(), "err", err)
+		}
+	}
 }
 
 func (d *Daemon) newUserBridge(n *userNetwork) (*bridge.Bridge, error) {
@@ -111,9 +145,18 @@ func (d *Daemon) newUserBridge(n *userNetwork) (*bridge.Bridge, error) {
 			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid %s %q", optMTU, v))
 		}
 	}
+	bip6 := ""
+	if n.EnableIPv6 {
+		sub6, err := netip.ParsePrefix(n.Subnet6)
+		if err != nil {
+			return nil, err
+		}
+		bip6 = netip.PrefixFrom(netip.MustParseAddr(n.Gateway6), sub6.Bits()).String()
+	}
 	return bridge.New(bridge.Config{
 		Name:        n.BridgeName,
 		BIP:         netip.PrefixFrom(netip.MustParseAddr(n.Gateway), sub.Bits()).String(),
+		BIP6:        bip6,
 		FixedCIDR:   n.IPRange,
 		MTU:         mtu,
 		IPForward:   d.cfg.IPForwardEnabled() && !n.Internal,
@@ -242,16 +285,14 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 	if req.Scope != "" && req.Scope != "local" {
 		return network.CreateResponse{}, errdefs.NotImplemented(fmt.Errorf("network scope %q is not supported by this engine", req.Scope))
 	}
-	if req.EnableIPv6 != nil && *req.EnableIPv6 {
-		return network.CreateResponse{}, errdefs.NotImplemented(fmt.Errorf("IPv6 networks are not implemented by this engine yet"))
-	}
 	if req.IPAM != nil && req.IPAM.Driver != "" && req.IPAM.Driver != "default" {
 		return network.CreateResponse{}, errdefs.NotImplemented(fmt.Errorf("IPAM driver %q is not supported by this engine", req.IPAM.Driver))
 	}
 	n := &userNetwork{
 		ID: stringid.GenerateRandomID(), Name: req.Name, Created: time.Now(),
 		Internal: req.Internal, Attachable: req.Attachable,
-		Labels: req.Labels, Options: req.Options,
+		EnableIPv6: req.EnableIPv6 != nil && *req.EnableIPv6,
+		Labels:     req.Labels, Options: req.Options,
 	}
 	if req.IPAM != nil {
 		n.IPAMOpts = req.IPAM.Options
@@ -263,20 +304,30 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 		}
 		n.BridgeName = v
 	}
-	var cfg network.IPAMConfig
+	var cfg, cfg6 network.IPAMConfig
 	if req.IPAM != nil {
-		var v4 []network.IPAMConfig
+		var v4, v6 []network.IPAMConfig
 		for _, c := range req.IPAM.Config {
 			if p, err := netip.ParsePrefix(c.Subnet); err == nil && p.Addr().Is6() {
-				return network.CreateResponse{}, errdefs.NotImplemented(fmt.Errorf("IPv6 networks are not implemented by this engine yet"))
+				v6 = append(v6, c)
+				continue
 			}
 			v4 = append(v4, c)
 		}
 		if len(v4) > 1 {
 			return network.CreateResponse{}, errdefs.NotImplemented(fmt.Errorf("a network with more than one IPv4 subnet is not supported by this engine"))
 		}
+		if len(v6) > 1 {
+			return network.CreateResponse{}, errdefs.NotImplemented(fmt.Errorf("a network with more than one IPv6 subnet is not supported by this engine"))
+		}
+		if len(v6) == 1 && !n.EnableIPv6 {
+			return network.CreateResponse{}, errdefs.InvalidParameter(fmt.Errorf("invalid network config: an IPv6 subnet (%s) needs IPv6 enabled (--ipv6)", v6[0].Subnet))
+		}
 		if len(v4) == 1 {
 			cfg = v4[0]
+		}
+		if len(v6) == 1 {
+			cfg6 = v6[0]
 		}
 	}
 	s := d.nets
@@ -293,6 +344,11 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 	if err := d.choosePoolLocked(n, cfg); err != nil {
 		return network.CreateResponse{}, err
 	}
+	if n.EnableIPv6 {
+		if err := d.choosePool6Locked(n, cfg6); err != nil {
+			return network.CreateResponse{}, err
+		}
+	}
 	br, err := d.newUserBridge(n)
 	if err != nil {
 		return network.CreateResponse{}, fmt.Errorf("create network %s: %w", n.Name, err)
@@ -304,6 +360,7 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 		_ = br.Destroy()
 		return network.CreateResponse{}, fmt.Errorf("save networks: %w", err)
 	}
+	d.isolateNetworksLocked()
 	slog.Info("network created", "name", n.Name, "id", n.ID[:12], "subnet", n.Subnet, "bridge", n.BridgeName)
 	return network.CreateResponse{ID: n.ID, Warning: ""}, nil
 }
@@ -368,6 +425,57 @@ func (d *Daemon) choosePoolLocked(n *userNetwork, cfg network.IPAMConfig) error 
 	return nil
 }
 
+// choosePool6Locked sets n's IPv6 subnet and gateway: the ones asked for,
+// checked (an IPv6 prefix, the gateway in it, no overlap with another
+// network's), or a unique local /64 derived from the network's ID (Docker
+// picks one from fd00::/8 too).
+func (d *Daemon) choosePool6Locked(n *userNetwork, cfg network.IPAMConfig) error {
+	var subnet netip.Prefix
+	if cfg.Subnet == "" {
+		if cfg.Gateway != "" || cfg.IPRange != "" {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid pool request: gateway and ip-range need a subnet"))
+		}
+		b, err := hex.DecodeString(n.ID[:14])
+		if err != nil {
+			return fmt.Errorf("network ID %s: %w", n.ID, err)
+		}
+		var a [16]byte
+		a[0] = 0xfd
+		copy(a[1:8], b)
+		subnet = netip.PrefixFrom(netip.AddrFrom16(a), 64)
+	} else {
+		p, err := netip.ParsePrefix(cfg.Subnet)
+		if err != nil || !p.Addr().Is6() || p.Addr().Is4In6() {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid subnet %s : invalid CIDR address: %s", cfg.Subnet, cfg.Subnet))
+		}
+		if p != p.Masked() {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid subnet %s: it should be %s", p, p.Masked()))
+		}
+		if p.Bits() > 126 {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid subnet %s: too small for a network", p))
+		}
+		subnet = p
+	}
+	if cfg.IPRange != "" {
+		return errdefs.NotImplemented(fmt.Errorf("an IPv6 --ip-range is not supported by this engine"))
+	}
+	for _, o := range d.nets.nets {
+		if q, err := netip.ParsePrefix(o.Subnet6); err == nil && q.Overlaps(subnet) {
+			return errdefs.Forbidden(fmt.Errorf("invalid pool request: Pool overlaps with other one on this address space"))
+		}
+	}
+	gw := subnet.Addr().Next()
+	if cfg.Gateway != "" {
+		g, err := netip.ParseAddr(cfg.Gateway)
+		if err != nil || !subnet.Contains(g) {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid gateway %s: not in subnet %s", cfg.Gateway, subnet))
+		}
+		gw = g
+	}
+	n.Subnet6, n.Gateway6 = subnet.String(), gw.String()
+	return nil
+}
+
 // hostPrefixes are the host's addresses and routes, which a network chosen
 // from the default pools must not overlap (Docker skips them too).
 func hostPrefixes() []netip.Prefix {
@@ -427,6 +535,7 @@ func (d *Daemon) removeNetwork(n *userNetwork) error {
 			slog.Error("network rm: remove its bridge", "network", n.Name, "err", err)
 		}
 	}
+	d.isolateNetworksLocked()
 	slog.Info("network removed", "name", n.Name, "id", n.ID[:12])
 	return nil
 }
@@ -500,11 +609,14 @@ func (d *Daemon) inspectUserNetwork(n *userNetwork) network.Inspect {
 	if ipamOpts == nil {
 		ipamOpts = map[string]string{}
 	}
+	ipamCfg := []network.IPAMConfig{{Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange}}
+	if n.EnableIPv6 {
+		ipamCfg = append(ipamCfg, network.IPAMConfig{Subnet: n.Subnet6, Gateway: n.Gateway6})
+	}
 	nw := network.Inspect{
 		Name: n.Name, ID: n.ID, Created: n.Created, Scope: "local", Driver: "bridge",
-		EnableIPv4: true, Internal: n.Internal, Attachable: n.Attachable,
-		IPAM: network.IPAM{Driver: "default", Options: ipamOpts,
-			Config: []network.IPAMConfig{{Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange}}},
+		EnableIPv4: true, EnableIPv6: n.EnableIPv6, Internal: n.Internal, Attachable: n.Attachable,
+		IPAM:       network.IPAM{Driver: "default", Options: ipamOpts, Config: ipamCfg},
 		ConfigFrom: network.ConfigReference{},
 		Containers: map[string]network.EndpointResource{},
 		Options:    opts,
@@ -516,10 +628,19 @@ func (d *Daemon) inspectUserNetwork(n *userNetwork) network.Inspect {
 			if ep.NetworkID == n.ID {
 				nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/"),
 					EndpointID: ep.EndpointID, MacAddress: ep.MacAddress,
-					IPv4Address: fmt.Sprintf("%s/%d", ep.IPAddress, ep.PrefixLen), IPv6Address: ""}
+					IPv4Address: fmt.Sprintf("%s/%d", ep.IPAddress, ep.PrefixLen), IPv6Address: ipv6Address(ep)}
 			}
 		}
 		c.Unlock()
 	}
 	return nw
+}
+
+// ipv6Address is an endpoint's IPv6 address with its length, as network
+// inspect shows it ("" without one).
+func ipv6Address(ep *libnetwork.Endpoint) string {
+	if ep.IPv6Address == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%d", ep.IPv6Address, ep.IPv6PrefixLen)
 }

@@ -378,3 +378,36 @@ func copyFile(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestMachinedNetwork: a container on the bridge is registered with its
+// network interface (RegisterMachineWithNetwork, the host's end of its
+// veth), so that machinectl status shows the interface and the
+// container's address.
+func TestMachinedNetwork(t *testing.T) {
+	n := (os.Getpid()*7 + int(bridgeSeq.Add(1))) % 250
+	bridge := fmt.Sprintf("sdit%d", n)
+	d := NewDaemon(t, "--exec-opt", "native.cgroupdriver=cgroupfs",
+		"--bridge", bridge, "--bip", fmt.Sprintf("10.213.%d.1/24", n), "--ip-forward=false")
+	startInMachinedNS(t, d)
+	defer removeCgroupDirs(t, "machine.slice/it-machined.scope", "machine.slice")
+	defer d.Cleanup(t)
+	loadBusybox(t, d)
+	id := remember(mustStock(t, d, "run", "-d", "--name", "netm",
+		"--cgroup-parent", "machine.slice/it-machined.scope", "busybox", "sleep", "60"))
+	waitMachine(t, d, "netm", true)
+	ip := strings.TrimSpace(d.MustCLI(t, "inspect", "-f", "{{.NetworkSettings.IPAddress}}", id))
+	status, err := machinectlIn(d, "status", "netm")
+	if err != nil {
+		t.Fatalf("machinectl status: %v: %s", err, status)
+	}
+	if !strings.Contains(status, "Address: "+ip) {
+		t.Errorf("machinectl status does not show the address %s:\n%s", ip, status)
+	}
+	if !strings.Contains(status, "Iface: veth"+id[:11]) {
+		t.Errorf("machinectl status does not show the interface veth%s:\n%s", id[:11], status)
+	}
+	d.MustCLI(t, "rm", "-f", id)
+	waitMachine(t, d, "netm", false)
+	d.Stop(t)
+	checkNoNetworkLeft(t, d, bridge, id)
+}

@@ -20,7 +20,18 @@ type Endpoint struct {
 	IPAddress  string   `json:"ip"`
 	PrefixLen  int      `json:"prefix_len"`
 	Gateway    string   `json:"gateway"`
-	MacAddress string   `json:"mac"`
+	// The IPv6 address, its prefix length and gateway, on a network with
+	// IPv6 (empty otherwise).
+	IPv6Address   string `json:"ip6,omitempty"`
+	IPv6PrefixLen int    `json:"prefix_len6,omitempty"`
+	IPv6Gateway   string `json:"gateway6,omitempty"`
+	// GwPriority: of the container's endpoints, the one with the highest
+	// gives the default route (per address family; a tie goes to the
+	// network whose name sorts first).
+	GwPriority int `json:"gw_priority,omitempty"`
+	// Internal: on an --internal network, which never gives a route out.
+	Internal   bool   `json:"internal,omitempty"`
+	MacAddress string `json:"mac"`
 	// HostVeth is the host's end of the container's veth pair.
 	HostVeth string `json:"host_veth"`
 	// SandboxKey is the network namespace's bind mount on the exec root.

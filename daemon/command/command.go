@@ -98,6 +98,8 @@ func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
 	f.StringVarP(&flagCfg.Bridge, "bridge", "b", "", `Attach containers to a network bridge ("none" for no default bridge; default docker0)`)
 	f.StringVar(&flagCfg.BIP, "bip", "", "IPv4 address and prefix length of the default bridge (default 172.17.0.1/16)")
 	f.StringVar(&flagCfg.FixedCIDR, "fixed-cidr", "", "IPv4 subnet the default bridge's containers get addresses from")
+	f.BoolVar(&flagCfg.IPv6, "ipv6", false, "Enable IPv6 on the default bridge (its subnet is --fixed-cidr-v6)")
+	f.StringVar(&flagCfg.FixedCIDRv6, "fixed-cidr-v6", "", "IPv6 subnet of the default bridge (with --ipv6; its first address is the gateway)")
 	f.IntVar(&flagCfg.MTU, "mtu", 0, "Set the MTU of the default bridge's containers")
 	f.BoolVar(flagCfg.IPForward, "ip-forward", true, "Enable net.ipv4.ip_forward")
 	f.BoolVar(flagCfg.IPTables, "iptables", true, "Enable the daemon's NAT rules (an nftables table of its own)")
@@ -142,6 +144,8 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"bridge", "bridge", cfg.Bridge != "", func() { cfg.Bridge = flags.Bridge }},
 		{"bip", "bip", cfg.BIP != "", func() { cfg.BIP = flags.BIP }},
 		{"fixed-cidr", "fixed-cidr", cfg.FixedCIDR != "", func() { cfg.FixedCIDR = flags.FixedCIDR }},
+		{"ipv6", "ipv6", cfg.IPv6, func() { cfg.IPv6 = flags.IPv6 }},
+		{"fixed-cidr-v6", "fixed-cidr-v6", cfg.FixedCIDRv6 != "", func() { cfg.FixedCIDRv6 = flags.FixedCIDRv6 }},
 		{"mtu", "mtu", cfg.MTU != 0, func() { cfg.MTU = flags.MTU }},
 		{"ip-forward", "ip-forward", cfg.IPForward != nil, func() { cfg.IPForward = flags.IPForward }},
 		{"iptables", "iptables", cfg.IPTables != nil, func() { cfg.IPTables = flags.IPTables }},
@@ -182,6 +186,9 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 	}
 	if cfg.BridgeDisabled() && (cfg.BIP != "" || cfg.FixedCIDR != "") {
 		return fmt.Errorf("you specified -b & --bip/--fixed-cidr, mutually exclusive options. Please specify only one")
+	}
+	if cfg.IPv6 && cfg.FixedCIDRv6 == "" && !cfg.BridgeDisabled() {
+		return fmt.Errorf("--ipv6 needs --fixed-cidr-v6: the default bridge's IPv6 subnet")
 	}
 	return nil
 }

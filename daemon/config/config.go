@@ -58,9 +58,13 @@ type Config struct {
 	Bridge    string `json:"bridge,omitempty"`
 	BIP       string `json:"bip,omitempty"`
 	FixedCIDR string `json:"fixed-cidr,omitempty"`
-	MTU       int    `json:"mtu,omitempty"`
-	IPForward *bool  `json:"ip-forward,omitempty"`
-	IPTables  *bool  `json:"iptables,omitempty"`
+	// IPv6 on the default bridge (--ipv6): its IPv6 subnet is
+	// --fixed-cidr-v6, whose first address is the gateway.
+	IPv6        bool   `json:"ipv6,omitempty"`
+	FixedCIDRv6 string `json:"fixed-cidr-v6,omitempty"`
+	MTU         int    `json:"mtu,omitempty"`
+	IPForward   *bool  `json:"ip-forward,omitempty"`
+	IPTables    *bool  `json:"iptables,omitempty"`
 	// HostResolvConf is the resolv.conf read as the host's (the embedded
 	// DNS server's upstreams, the default bridge's resolvers): a hidden
 	// flag for tests, whose upstream is a server of their own.

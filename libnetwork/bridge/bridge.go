@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/libnetwork/ipam"
@@ -41,6 +42,9 @@ type Config struct {
 	Name      string
 	BIP       string // gateway address with the subnet's length
 	FixedCIDR string // the part of the subnet containers get addresses from
+	// BIP6 is the IPv6 gateway address with the subnet's length
+	// (fd54:7a1b:8269::1/64): the network has IPv6 too. Empty: IPv4 only.
+	BIP6      string
 	MTU       int
 	IPForward bool   // set net.ipv4.ip_forward (the host's, or the daemon's namespace's)
 	IPTables  bool   // write the NAT table
@@ -64,9 +68,14 @@ type Bridge struct {
 	subnet netip.Prefix
 	gw     netip.Addr
 	ipam   *ipam.Allocator
+	// IPv6, when the network has it (subnet6 valid).
+	subnet6 netip.Prefix
+	gw6     netip.Addr
+	ipam6   *ipam.Allocator
 
 	mu    sync.Mutex
 	ports map[string]attached // by container ID: what the table is written from
+	peers []string            // the engine's other bridges, isolated from this one
 }
 
 type attached struct {
@@ -104,6 +113,17 @@ func New(cfg Config) (*Bridge, error) {
 	b.ipam, err = ipam.Open(filepath.Join(cfg.StateDir, cfg.Name+"-leases.json"), bip, pool, bip.Addr())
 	if err != nil {
 		return nil, err
+	}
+	if cfg.BIP6 != "" {
+		bip6, err := netip.ParsePrefix(cfg.BIP6)
+		if err != nil || !bip6.Addr().Is6() || bip6.Addr().Is4In6() {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid IPv6 gateway %q: want an IPv6 address with its prefix length (fd00::1/64)", cfg.BIP6))
+		}
+		b.subnet6, b.gw6 = bip6.Masked(), bip6.Addr()
+		b.ipam6, err = ipam.Open(filepath.Join(cfg.StateDir, cfg.Name+"-leases6.json"), bip6, bip6.Masked(), bip6.Addr())
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := b.setupLink(bip); err != nil {
 		return nil, err
@@ -145,6 +165,18 @@ func (b *Bridge) setupLink(bip netip.Prefix) error {
 	if err := netlink.AddrReplace(l, addr); err != nil {
 		return fmt.Errorf("address %s on %s: %w", bip, b.cfg.Name, err)
 	}
+	if b.gw6.IsValid() {
+		// The bridge may have been made where IPv6 is off by default.
+		if err := os.WriteFile(filepath.Join("/proc/sys/net/ipv6/conf", b.cfg.Name, "disable_ipv6"), []byte("0"), 0o644); err != nil {
+			return fmt.Errorf("enable IPv6 on %s: %w", b.cfg.Name, err)
+		}
+		// No duplicate address detection: the gateway is usable at once,
+		// and the subnet is the engine's own.
+		a6 := &netlink.Addr{IPNet: ipam.ToNet(b.gw6, b.subnet6.Bits()), Flags: unix.IFA_F_NODAD}
+		if err := netlink.AddrReplace(l, a6); err != nil {
+			return fmt.Errorf("address %s on %s: %w", b.cfg.BIP6, b.cfg.Name, err)
+		}
+	}
 	if err := netlink.LinkSetUp(l); err != nil {
 		return fmt.Errorf("set %s up: %w", b.cfg.Name, err)
 	}
@@ -163,6 +195,11 @@ func (b *Bridge) FixedCIDR() string          { return b.cfg.FixedCIDR }
 func (b *Bridge) MTU() int                   { return b.cfg.MTU }
 func (b *Bridge) NetnsPath(id string) string { return filepath.Join(b.cfg.NetnsDir, id[:12]) }
 
+// Subnet6 and Gateway6 are the network's IPv6 subnet and gateway (not
+// valid on an IPv4-only network).
+func (b *Bridge) Subnet6() netip.Prefix { return b.subnet6 }
+func (b *Bridge) Gateway6() netip.Addr  { return b.gw6 }
+
 func (b *Bridge) writeTable() error {
 	if !b.cfg.IPTables {
 		return nil
@@ -171,7 +208,18 @@ func (b *Bridge) writeTable() error {
 	for _, a := range b.ports {
 		ports[a.ip] = append(ports[a.ip], a.ports...)
 	}
-	return writeTable(b.cfg.Name, b.subnet, !b.cfg.Internal, b.cfg.Internal, ports)
+	return writeTable(b.cfg.Name, b.subnet, !b.cfg.Internal, b.cfg.Internal, b.peers, ports)
+}
+
+// SetPeers isolates the network from the engine's other bridges (by
+// interface name): nothing is routed from this bridge to them. The daemon
+// calls it on every bridge whenever a network comes or goes.
+func (b *Bridge) SetPeers(peers []string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.peers = append([]string(nil), peers...)
+	sort.Strings(b.peers)
+	return b.writeTable()
 }
 
 // vethName is the host's end of a container's pair, from its ID (and the
@@ -196,6 +244,8 @@ type AttachOptions struct {
 	IfName string
 	// IP is the address asked for (--ip); the next free one if invalid.
 	IP netip.Addr
+	// IP6 is the IPv6 address asked for (--ip6), on a network with IPv6.
+	IP6 netip.Addr
 	// MAC is the address asked for (--mac-address); Docker's from the IP
 	// if empty.
 	MAC string
@@ -204,6 +254,7 @@ type AttachOptions struct {
 	DefaultRoute bool
 	Ports        []portmap.Request
 	Aliases      []string
+	GwPriority   int
 }
 
 // Attach gives container id an address on the network, its interface in
@@ -242,6 +293,21 @@ func (b *Bridge) Attach(id string, o AttachOptions) (ep *libnetwork.Endpoint, re
 			}
 		}
 	}()
+	var ip6 netip.Addr
+	if b.ipam6 != nil {
+		if ip6, err = b.ipam6.Allocate(id, o.IP6); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if retErr != nil {
+				if err := b.ipam6.Release(id); err != nil {
+					slog.Error("release IPv6 address after a failed attach", "id", id, "err", err)
+				}
+			}
+		}()
+	} else if o.IP6.IsValid() {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid endpoint settings: an IPv6 address (%s) on network %s, which has no IPv6", o.IP6, b.cfg.NetworkName))
+	}
 	nsPath := o.NetnsPath
 	defer func() {
 		if retErr != nil {
@@ -253,7 +319,7 @@ func (b *Bridge) Attach(id string, o AttachOptions) (ep *libnetwork.Endpoint, re
 	if mac == nil {
 		mac = macFor(ip)
 	}
-	if err := b.plumb(id, nsPath, o.IfName, ip, mac, o.DefaultRoute && !b.cfg.Internal); err != nil {
+	if err := b.plumb(id, nsPath, o.IfName, ip, ip6, mac, o.DefaultRoute && !b.cfg.Internal); err != nil {
 		return nil, err
 	}
 	ep = &libnetwork.Endpoint{
@@ -270,6 +336,10 @@ func (b *Bridge) Attach(id string, o AttachOptions) (ep *libnetwork.Endpoint, re
 		SandboxKey: nsPath,
 		Ports:      bindings,
 	}
+	ep.GwPriority, ep.Internal = o.GwPriority, b.cfg.Internal
+	if ip6.IsValid() {
+		ep.IPv6Address, ep.IPv6PrefixLen, ep.IPv6Gateway = ip6.String(), b.subnet6.Bits(), b.gw6.String()
+	}
 	b.mu.Lock()
 	b.ports[id] = attached{ip: ip, ports: bindings, hold: hold}
 	err = b.writeTable()
@@ -285,7 +355,7 @@ func (b *Bridge) Attach(id string, o AttachOptions) (ep *libnetwork.Endpoint, re
 
 // plumb makes the veth pair, moves its inner end into the namespace as
 // eth0 with the address and the default route, and sets lo up there.
-func (b *Bridge) plumb(id, nsPath, ifName string, ip netip.Addr, mac net.HardwareAddr, defaultRoute bool) error {
+func (b *Bridge) plumb(id, nsPath, ifName string, ip, ip6 netip.Addr, mac net.HardwareAddr, defaultRoute bool) error {
 	br, err := netlink.LinkByName(b.cfg.Name)
 	if err != nil {
 		return fmt.Errorf("bridge %s: %w", b.cfg.Name, err)
@@ -333,13 +403,20 @@ func (b *Bridge) plumb(id, nsPath, ifName string, ip netip.Addr, mac net.Hardwar
 	if err := h.AddrAdd(eth, &netlink.Addr{IPNet: ipam.ToNet(ip, b.subnet.Bits())}); err != nil {
 		return fmt.Errorf("%s address %s: %w", ifName, ip, err)
 	}
+	if ip6.IsValid() {
+		if err := netns.Sysctl(nsPath, "net/ipv6/conf/"+ifName+"/disable_ipv6", "0"); err != nil {
+			return err
+		}
+		if err := h.AddrAdd(eth, &netlink.Addr{IPNet: ipam.ToNet(ip6, b.subnet6.Bits()), Flags: unix.IFA_F_NODAD}); err != nil {
+			return fmt.Errorf("%s address %s: %w", ifName, ip6, err)
+		}
+	}
 	if err := h.LinkSetUp(eth); err != nil {
 		return fmt.Errorf("set %s up: %w", ifName, err)
 	}
 	if defaultRoute {
-		gw := net.IP(b.gw.AsSlice())
-		if err := h.RouteAdd(&netlink.Route{LinkIndex: eth.Attrs().Index, Gw: gw}); err != nil {
-			return fmt.Errorf("default route via %s: %w", gw, err)
+		if err := SetDefaultRoutes(h, eth.Attrs().Index, b.gw, b.gw6); err != nil {
+			return err
 		}
 	}
 	host, err := netlink.LinkByName(b.vethName(id))
@@ -353,6 +430,57 @@ func (b *Bridge) plumb(id, nsPath, ifName string, ip netip.Addr, mac net.Hardwar
 	}
 	if err := netlink.LinkSetUp(host); err != nil {
 		return fmt.Errorf("set %s up: %w", b.vethName(id), err)
+	}
+	return nil
+}
+
+// SetDefaultRoutes makes the default routes of a container's namespace
+// (h) go through the interface ifIndex to gw (IPv4) and gw6 (IPv6, if
+// valid), replacing the ones there were.
+func SetDefaultRoutes(h *netlink.Handle, ifIndex int, gw, gw6 netip.Addr) error {
+	return setDefaultRoutes(h, ifIndex, gw, ifIndex, gw6)
+}
+
+// SetGateways makes the container's default routes (namespace h) those
+// of the interfaces given: IPv4 to gw by ifIndex, IPv6 to gw6 by
+// ifIndex6; a family whose gateway is not valid has no default route.
+func SetGateways(h *netlink.Handle, ifIndex int, gw netip.Addr, ifIndex6 int, gw6 netip.Addr) error {
+	for fam, want := range map[int]bool{netlink.FAMILY_V4: gw.IsValid(), netlink.FAMILY_V6: gw6.IsValid()} {
+		if want {
+			continue
+		}
+		routes, err := h.RouteList(nil, fam)
+		if err != nil {
+			return fmt.Errorf("list routes: %w", err)
+		}
+		for _, r := range routes {
+			if r.Dst == nil || r.Dst.IP.IsUnspecified() && maskZero(r.Dst.Mask) {
+				if err := h.RouteDel(&r); err != nil {
+					return fmt.Errorf("delete the default route: %w", err)
+				}
+			}
+		}
+	}
+	return setDefaultRoutes(h, ifIndex, gw, ifIndex6, gw6)
+}
+
+func maskZero(m net.IPMask) bool {
+	ones, _ := m.Size()
+	return ones == 0
+}
+
+func setDefaultRoutes(h *netlink.Handle, ifIndex int, gw netip.Addr, ifIndex6 int, gw6 netip.Addr) error {
+	if gw.IsValid() {
+		r := &netlink.Route{LinkIndex: ifIndex, Gw: net.IP(gw.AsSlice()), Dst: &net.IPNet{IP: net.IPv4zero, Mask: net.CIDRMask(0, 32)}}
+		if err := h.RouteReplace(r); err != nil {
+			return fmt.Errorf("default route via %s: %w", gw, err)
+		}
+	}
+	if gw6.IsValid() {
+		r := &netlink.Route{LinkIndex: ifIndex6, Gw: net.IP(gw6.AsSlice()), Dst: &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}}
+		if err := h.RouteReplace(r); err != nil {
+			return fmt.Errorf("default route via %s: %w", gw6, err)
+		}
 	}
 	return nil
 }
@@ -388,6 +516,9 @@ func (b *Bridge) Detach(id string) error {
 		}
 	}
 	errs = append(errs, b.ipam.Release(id))
+	if b.ipam6 != nil {
+		errs = append(errs, b.ipam6.Release(id))
+	}
 	return errors.Join(errs...)
 }
 
@@ -400,6 +531,11 @@ func (b *Bridge) Restore(id string, ep *libnetwork.Endpoint) error {
 	}
 	if b.subnet.Contains(ip) {
 		if _, err := b.ipam.Allocate(id, ip); err != nil {
+			return err
+		}
+	}
+	if ip6, err := netip.ParseAddr(ep.IPv6Address); err == nil && b.ipam6 != nil && b.subnet6.Contains(ip6) {
+		if _, err := b.ipam6.Allocate(id, ip6); err != nil {
 			return err
 		}
 	}
@@ -428,10 +564,15 @@ func (b *Bridge) Reconcile() error {
 	b.mu.Unlock()
 	var errs []error
 	errs = append(errs, err)
-	for _, owner := range b.ipam.Owners() {
-		if !keep[owner] {
-			slog.Info("recovery: releasing the address of a container no longer running", "id", owner)
-			errs = append(errs, b.ipam.Release(owner))
+	for _, a := range []*ipam.Allocator{b.ipam, b.ipam6} {
+		if a == nil {
+			continue
+		}
+		for _, owner := range a.Owners() {
+			if !keep[owner] {
+				slog.Info("recovery: releasing the address of a container no longer running", "id", owner)
+				errs = append(errs, a.Release(owner))
+			}
 		}
 	}
 	short := map[string]bool{}
@@ -468,8 +609,10 @@ func (b *Bridge) Attached() []string {
 // the bridge, its table and its leases.
 func (b *Bridge) Destroy() error {
 	err := b.Close(true)
-	if rerr := os.Remove(filepath.Join(b.cfg.StateDir, b.cfg.Name+"-leases.json")); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		err = errors.Join(err, rerr)
+	for _, f := range []string{"-leases.json", "-leases6.json"} {
+		if rerr := os.Remove(filepath.Join(b.cfg.StateDir, b.cfg.Name+f)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
 	}
 	return err
 }

@@ -178,3 +178,57 @@ func TestAttachPublishDetach(t *testing.T) {
 		t.Errorf("table left: %s", out)
 	}
 }
+
+// TestIPv6AndPeers: a bridge with IPv6 gives the container an IPv6
+// address and both default routes; SetPeers writes the isolation rules
+// into the bridge's forward chain (and Reconcile keeps them); Detach
+// releases both leases.
+func TestIPv6AndPeers(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	cfg := Config{Name: "sdt6", BIP: "10.78.0.1/24", BIP6: "fd00:78::1/64", IPTables: true, StateDir: dir, NetnsDir: filepath.Join(dir, "netns"),
+		NetworkName: "v6", NetworkID: strings.Repeat("12", 32)}
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Destroy()
+	if b.Subnet6().String() != "fd00:78::/64" || b.Gateway6().String() != "fd00:78::1" {
+		t.Errorf("IPv6 subnet %s gateway %s", b.Subnet6(), b.Gateway6())
+	}
+	id := strings.Repeat("ef", 32)
+	if err := netns.Create(b.NetnsPath(id)); err != nil {
+		t.Fatal(err)
+	}
+	defer netns.Remove(b.NetnsPath(id))
+	ep, err := b.Attach(id, AttachOptions{NetnsPath: b.NetnsPath(id), DefaultRoute: true, IP6: netip.MustParseAddr("fd00:78::10"), GwPriority: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.IPv6Address != "fd00:78::10" || ep.IPv6PrefixLen != 64 || ep.IPv6Gateway != "fd00:78::1" || ep.GwPriority != 5 {
+		t.Errorf("endpoint %+v", ep)
+	}
+	out, err := exec.Command("nsenter", "--net="+b.NetnsPath(id), "ip", "-6", "route", "show").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "default via fd00:78::1 dev eth0") || !strings.Contains(string(out), "fd00:78::/64 dev eth0") {
+		t.Errorf("IPv6 routes in the container: %v\n%s", err, out)
+	}
+	if err := b.SetPeers([]string{"sdt6", "sdtother"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	table, _ := exec.Command("nft", "list", "table", "ip", "sdengine-sdt6").CombinedOutput()
+	if !strings.Contains(string(table), `iifname "sdt6" oifname "sdtother" drop`) || strings.Contains(string(table), `oifname "sdt6" drop`) {
+		t.Errorf("isolation rules:\n%s", table)
+	}
+	if _, err := b.Attach(strings.Repeat("01", 32), AttachOptions{NetnsPath: b.NetnsPath(id), IfName: "eth1", IP6: netip.MustParseAddr("fd00:78::10")}); !errdefs.IsConflict(err) {
+		t.Errorf("a taken IPv6 address: %v", err)
+	}
+	if err := b.Detach(id); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.ipam.Owners()) != 0 || len(b.ipam6.Owners()) != 0 {
+		t.Errorf("leases left: %v %v", b.ipam.Owners(), b.ipam6.Owners())
+	}
+}

@@ -79,7 +79,11 @@ func cat(parts ...[]expr.Any) []expr.Any {
 // given published ports (container address → bindings).
 // An internal network gets a filter chain in the forward hook dropping
 // what would be routed into or out of the bridge.
-func writeTable(bridge string, subnet netip.Prefix, masquerade, internal bool, ports map[netip.Addr][]libnetwork.PortBinding) error {
+//
+// Networks are isolated from one another as in Docker: the forward chain
+// drops what would be routed from this bridge to any of peers (the
+// engine's other bridges); each peer's table drops the way back.
+func writeTable(bridge string, subnet netip.Prefix, masquerade, internal bool, peers []string, ports map[netip.Addr][]libnetwork.PortBinding) error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
@@ -98,15 +102,23 @@ func writeTable(bridge string, subnet netip.Prefix, masquerade, internal bool, p
 		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityNATDest})
 	pc := c.AddChain(&nftables.Chain{Name: "ports", Table: t})
 
-	if internal {
+	if internal || len(peers) > 0 {
 		fwd := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
 			Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter})
 		drop := []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}}
 		iif := func(op expr.CmpOp) []expr.Any {
 			return []expr.Any{&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1}, &expr.Cmp{Op: op, Register: 1, Data: ifname(bridge)}}
 		}
-		c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(iif(expr.CmpOpEq), oif(expr.CmpOpNeq, bridge), drop)})
-		c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(oif(expr.CmpOpEq, bridge), iif(expr.CmpOpNeq), drop)})
+		if internal {
+			c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(iif(expr.CmpOpEq), oif(expr.CmpOpNeq, bridge), drop)})
+			c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(oif(expr.CmpOpEq, bridge), iif(expr.CmpOpNeq), drop)})
+		}
+		for _, p := range peers {
+			if p == bridge {
+				continue
+			}
+			c.AddRule(&nftables.Rule{Table: t, Chain: fwd, Exprs: cat(iif(expr.CmpOpEq), oif(expr.CmpOpEq, p), drop)})
+		}
 	}
 	masq := []expr.Any{&expr.Masq{}}
 	if masquerade {

@@ -5,7 +5,6 @@
 package ipam
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,13 +46,13 @@ type leaseFile struct {
 // address at their next start.
 func Open(path string, subnet, pool netip.Prefix, gateway netip.Addr) (*Allocator, error) {
 	subnet, pool = subnet.Masked(), pool.Masked()
-	if !subnet.Addr().Is4() || !pool.Addr().Is4() {
-		return nil, errdefs.InvalidParameter(fmt.Errorf("ipam: only IPv4 subnets are supported: %s", subnet))
+	if subnet.Addr().Is4() != pool.Addr().Is4() || subnet.Addr().Is4In6() || pool.Addr().Is4In6() {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("ipam: pool %s and subnet %s are not of one family", pool, subnet))
 	}
 	if !subnet.Contains(pool.Addr()) || pool.Bits() < subnet.Bits() {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("ipam: pool %s is not within subnet %s", pool, subnet))
 	}
-	if subnet.Bits() > 30 {
+	if subnet.Bits() > subnet.Addr().BitLen()-2 {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("ipam: subnet %s is too small", subnet))
 	}
 	a := &Allocator{path: path, pool: pool, subnet: subnet, gw: gateway,
@@ -91,22 +90,36 @@ func Open(path string, subnet, pool netip.Prefix, gateway netip.Addr) (*Allocato
 }
 
 // usable reports whether ip may be leased: in the pool, not the subnet's
-// network or broadcast address, not the gateway.
+// network address (IPv6: the subnet-router anycast address), not its
+// broadcast address (IPv4), not the gateway.
 func (a *Allocator) usable(ip netip.Addr) bool {
 	if !a.pool.Contains(ip) || ip == a.gw {
 		return false
 	}
 	first, last := bounds(a.subnet)
-	return ip != first && ip != last
+	return ip != first && (ip != last || ip.Is6())
 }
 
+// bounds are the first and last addresses of p.
 func bounds(p netip.Prefix) (first, last netip.Addr) {
 	first = p.Masked().Addr()
-	v := binary.BigEndian.Uint32(first.AsSlice())
-	v |= uint32(1)<<(32-p.Bits()) - 1
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], v)
-	return first, netip.AddrFrom4(b)
+	b := first.AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	last, _ = netip.AddrFromSlice(b)
+	return first, last
+}
+
+// maxScan bounds the search for a free address: an IPv6 pool (a /64) is
+// far larger than the leases it will ever hold.
+const maxScan = 1 << 20
+
+func poolSize(p netip.Prefix) int {
+	if host := p.Addr().BitLen() - p.Bits(); host < 20 {
+		return 1 << host
+	}
+	return maxScan
 }
 
 // Allocate leases an address to owner: the one it holds if it has one
@@ -129,7 +142,7 @@ func (a *Allocator) Allocate(owner string, want netip.Addr) (netip.Addr, error) 
 		ip = want
 	} else {
 		first, last := bounds(a.pool)
-		n := 1 << (32 - a.pool.Bits())
+		n := poolSize(a.pool)
 		cand := a.next
 		for i := 0; i < n; i++ {
 			if !a.pool.Contains(cand) || cand.Compare(last) > 0 {
@@ -215,5 +228,5 @@ func (a *Allocator) saveLocked() error {
 
 // ToNet converts a prefix to the net package's form (netlink's).
 func ToNet(ip netip.Addr, bits int) *net.IPNet {
-	return &net.IPNet{IP: net.IP(ip.AsSlice()), Mask: net.CIDRMask(bits, 32)}
+	return &net.IPNet{IP: net.IP(ip.AsSlice()), Mask: net.CIDRMask(bits, ip.BitLen())}
 }

@@ -113,3 +113,25 @@ func TestLeasesOfAnotherSubnetDropped(t *testing.T) {
 		t.Fatalf("leases of another subnet kept: %v", b.Leases())
 	}
 }
+
+func TestAllocateIPv6(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases6.json")
+	a := open(t, path, "fd54:7a1b:8269::/64", "fd54:7a1b:8269::/64")
+	ip1, err := a.Allocate("c1", netip.Addr{})
+	if err != nil || ip1.String() != "fd54:7a1b:8269::2" {
+		t.Fatalf("first lease %v %v, want fd54:7a1b:8269::2 (::1 is the gateway)", ip1, err)
+	}
+	want := netip.MustParseAddr("fd54:7a1b:8269::ffff:ffff:ffff:ffff")
+	if ip, err := a.Allocate("c2", want); err != nil || ip != want {
+		t.Fatalf("the last address of an IPv6 subnet (no broadcast): %v %v", ip, err)
+	}
+	if _, err := a.Allocate("c3", netip.MustParseAddr("fd54:7a1b:8269::")); !errdefs.IsInvalidParameter(err) {
+		t.Fatalf("the subnet-router anycast address: %v", err)
+	}
+	if _, err := a.Allocate("c4", netip.MustParseAddr("fd00::5")); !errdefs.IsInvalidParameter(err) {
+		t.Fatalf("outside the subnet: %v", err)
+	}
+	if _, err := Open(path, netip.MustParsePrefix("fd00::/64"), netip.MustParsePrefix("10.0.0.0/24"), netip.Addr{}); err == nil {
+		t.Fatal("a pool of another family than its subnet")
+	}
+}

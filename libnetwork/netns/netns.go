@@ -85,3 +85,46 @@ func Open(path string) (netns.NsHandle, error) {
 	}
 	return h, nil
 }
+
+// Sysctl writes value to /proc/sys/<key> of the namespace at path (the
+// net/ keys are per namespace: /proc/sys/net is the one of the thread
+// that opens it). It runs on a thread of its own that enters the
+// namespace; a thread that cannot come back is not given back to Go.
+func Sysctl(path, key, value string) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("current netns: %w", err)
+			return
+		}
+		defer orig.Close()
+		target, err := netns.GetFromPath(path)
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("open netns %s: %w", path, err)
+			return
+		}
+		defer target.Close()
+		if err := netns.Set(target); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("enter netns %s: %w", path, err)
+			return
+		}
+		werr := os.WriteFile(filepath.Join("/proc/sys", key), []byte(value), 0o644)
+		if err := netns.Set(orig); err != nil {
+			// This thread stays in the container's namespace: it ends
+			// with the goroutine (still locked).
+			errc <- fmt.Errorf("leave netns %s: %w", path, err)
+			return
+		}
+		runtime.UnlockOSThread()
+		if werr != nil {
+			werr = fmt.Errorf("sysctl %s in %s: %w", key, path, werr)
+		}
+		errc <- werr
+	}()
+	return <-errc
+}

@@ -61,6 +61,12 @@ func RegisterMachine(ctx context.Context, name string, id [16]byte, service, cla
 	return def().RegisterMachine(ctx, name, id, service, class, leader, root)
 }
 
+// RegisterMachineWithNetwork is RegisterMachine with the host-side network
+// interfaces of the machine, through the process-wide client.
+func RegisterMachineWithNetwork(ctx context.Context, name string, id [16]byte, service, class string, leader int, root string, ifindices []int32) error {
+	return def().RegisterMachineWithNetwork(ctx, name, id, service, class, leader, root, ifindices)
+}
+
 // UnregisterMachine drops a machine from the system's machined, through
 // the process-wide client. See (*Machined).UnregisterMachine.
 func UnregisterMachine(ctx context.Context, name string) error {
@@ -80,6 +86,28 @@ func (m *Machined) RegisterMachine(ctx context.Context, name string, id [16]byte
 		idBytes = id[:]
 	}
 	err := m.call(ctx, "RegisterMachine", name, idBytes, service, class, uint32(leader), root)
+	if err != nil {
+		return fmt.Errorf("register machine %s: %w", name, err)
+	}
+	return nil
+}
+
+// RegisterMachineWithNetwork is RegisterMachine for a machine with network
+// interfaces of its own: ifindices are the host's ends of them (the
+// container's veths), which machinectl status shows beside the machine's
+// addresses. Without interfaces it is RegisterMachine.
+func (m *Machined) RegisterMachineWithNetwork(ctx context.Context, name string, id [16]byte, service, class string, leader int, root string, ifindices []int32) error {
+	if len(ifindices) == 0 {
+		return m.RegisterMachine(ctx, name, id, service, class, leader, root)
+	}
+	if leader <= 0 {
+		return errdefs.InvalidParameter(fmt.Errorf("register machine %s: invalid leader pid %d", name, leader))
+	}
+	idBytes := []byte{}
+	if id != ([16]byte{}) {
+		idBytes = id[:]
+	}
+	err := m.call(ctx, "RegisterMachineWithNetwork", name, idBytes, service, class, uint32(leader), root, ifindices)
 	if err != nil {
 		return fmt.Errorf("register machine %s: %w", name, err)
 	}

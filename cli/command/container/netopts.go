@@ -22,7 +22,7 @@ type networkOptions struct {
 	publish, expose           []string
 	publishAll                bool
 	aliases                   []string
-	ip, mac, domainname       string
+	ip, ip6, mac, domainname  string
 	addHost                   []string
 	dns, dnsSearch, dnsOption []string
 	links                     []string
@@ -34,6 +34,7 @@ func (o *networkOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.expose, "expose", nil, "Expose a port or a range of ports")
 	fs.StringSliceVar(&o.aliases, "network-alias", nil, "Add network-scoped alias for the container")
 	fs.StringVar(&o.ip, "ip", "", "IPv4 address (e.g., 172.30.100.104)")
+	fs.StringVar(&o.ip6, "ip6", "", "IPv6 address (e.g., 2001:db8::33)")
 	fs.StringVar(&o.mac, "mac-address", "", "Container MAC address (e.g., 92:d0:c6:0a:29:33)")
 	fs.StringVar(&o.domainname, "domainname", "", "Container NIS domain name")
 	fs.StringSliceVar(&o.addHost, "add-host", nil, "Add a custom host-to-IP mapping (host:ip)")
@@ -101,7 +102,7 @@ func (o *networkOptions) apply(c *container.Config, h *container.HostConfig) (*n
 		}
 	}
 	nc := &network.NetworkingConfig{}
-	if len(o.aliases) > 0 || o.ip != "" || o.mac != "" {
+	if len(o.aliases) > 0 || o.ip != "" || o.ip6 != "" || o.mac != "" {
 		mode := string(h.NetworkMode)
 		if mode == "default" {
 			mode = "bridge"
@@ -112,6 +113,15 @@ func (o *networkOptions) apply(c *container.Config, h *container.HostConfig) (*n
 				return nil, errdefs.InvalidParameter(fmt.Errorf("invalid IPv4 address: %s", o.ip))
 			}
 			es.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: o.ip}
+		}
+		if o.ip6 != "" {
+			if ip, err := netip.ParseAddr(o.ip6); err != nil || !ip.Is6() || ip.Is4In6() {
+				return nil, errdefs.InvalidParameter(fmt.Errorf("invalid IPv6 address: %s", o.ip6))
+			}
+			if es.IPAMConfig == nil {
+				es.IPAMConfig = &network.EndpointIPAMConfig{}
+			}
+			es.IPAMConfig.IPv6Address = o.ip6
 		}
 		nc.EndpointsConfig = map[string]*network.EndpointSettings{mode: es}
 	}
