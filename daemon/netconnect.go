@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/sdengine/engine/container"
@@ -85,6 +86,7 @@ func (d *Daemon) NetworkConnect(ctx context.Context, ref, name string, es *netwo
 		ep.SandboxKey = o.NetnsPath
 		setEndpoint(c, n.name, ep, c.Network.Network == "")
 		d.registerDNS(c)
+		d.endpointEvent(ep, eventtypes.ActionConnect, c.ID)
 	}
 	if c.NetworkConfig == nil {
 		c.NetworkConfig = map[string]*network.EndpointSettings{}
@@ -135,6 +137,7 @@ func (d *Daemon) NetworkDisconnect(ctx context.Context, ref, name string, force 
 	if err := n.br.Detach(c.ID); err != nil {
 		slog.Error("network disconnect", "id", c.ID, "network", n.name, "err", err)
 	}
+	d.endpointEvent(ep, eventtypes.ActionDisconnect, c.ID)
 	if ep == c.Network {
 		// The first endpoint holds the namespace: another takes its place,
 		// or a placeholder keeps the namespace.

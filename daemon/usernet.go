@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stringid"
@@ -305,6 +306,7 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 		return network.CreateResponse{}, fmt.Errorf("save networks: %w", err)
 	}
 	slog.Info("network created", "name", n.Name, "id", n.ID[:12], "subnet", n.Subnet, "bridge", n.BridgeName)
+	d.networkEvent(n.ID, n.Name, eventtypes.ActionCreate, nil)
 	return network.CreateResponse{ID: n.ID, Warning: ""}, nil
 }
 
@@ -428,6 +430,7 @@ func (d *Daemon) removeNetwork(n *userNetwork) error {
 		}
 	}
 	slog.Info("network removed", "name", n.Name, "id", n.ID[:12])
+	d.networkEvent(n.ID, n.Name, eventtypes.ActionDestroy, nil)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/distribution/reference"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/pkg/progress"
 	"github.com/docker/docker/pkg/streamformatter"
@@ -79,6 +80,7 @@ func (s *Service) Pull(ctx context.Context, o PullOptions, out io.Writer) error 
 		if err != nil {
 			return err
 		}
+		s.event(eventtypes.ActionPull, named)
 		writeStatus(pout, named, newer)
 		return nil
 	}
@@ -96,6 +98,7 @@ func (s *Service) Pull(ctx context.Context, o PullOptions, out io.Writer) error 
 		if err != nil {
 			return err
 		}
+		s.event(eventtypes.ActionPull, tagged)
 		newer = newer || n
 	}
 	writeStatus(pout, named, newer)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/distribution/reference"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -32,6 +33,9 @@ type Config struct {
 	// Mirrors are registry URLs tried, in order, before Docker Hub for a
 	// Docker Hub name (daemon --registry-mirror).
 	Mirrors []string
+	// Events, when set, is told of each reference pulled or pushed (the
+	// daemon's "pull" and "push" image events; one per tag).
+	Events func(action eventtypes.Action, ref reference.Named)
 }
 
 // Service pulls into, and pushes from, one image store.
@@ -40,6 +44,14 @@ type Service struct {
 	insecure map[string]bool
 	nets     []*net.IPNet
 	mirrors  []string // hosts, in order
+	events   func(action eventtypes.Action, ref reference.Named)
+}
+
+// event reports a pull or push of ref.
+func (s *Service) event(action eventtypes.Action, ref reference.Named) {
+	if s.events != nil {
+		s.events(action, ref)
+	}
 }
 
 // dockerHub is the registry unqualified names resolve to.
@@ -47,7 +59,7 @@ const dockerHub = "docker.io"
 
 // New checks cfg and returns the service.
 func New(cfg Config, store *image.Store) (*Service, error) {
-	s := &Service{store: store, insecure: map[string]bool{}}
+	s := &Service{store: store, insecure: map[string]bool{}, events: cfg.Events}
 	for _, r := range cfg.InsecureRegistries {
 		r = strings.TrimSpace(r)
 		r = strings.TrimPrefix(strings.TrimPrefix(r, "http://"), "https://")

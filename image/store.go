@@ -76,6 +76,8 @@ type Store struct {
 	// distMeta is the registry metadata (registry.go), read at first use.
 	distOnce sync.Once
 	distMeta *distMeta
+	// events reports operations to the daemon's event log (events.go).
+	events EventFunc
 }
 
 func (s *Store) imageDir() string  { return filepath.Join(s.root, "imagedb", "sha256") }
