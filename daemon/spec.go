@@ -88,6 +88,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		ShmSize:           hc.ShmSize,
 		CgroupParent:      hc.CgroupParent,
 		Devices:           specDevices(hc),
+		DeviceCgroupRules: hc.DeviceCgroupRules,
 		SystemdCgroup:     d.cgroupDriver == cgroupDriverSystemd,
 		Mounts:            mounts,
 		Domainname:        cfg.Domainname,

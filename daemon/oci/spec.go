@@ -49,6 +49,7 @@ type SpecOptions struct {
 	ShmSize                      int64
 	CgroupParent                 string
 	Devices                      []Device // --device
+	DeviceCgroupRules            []string // --device-cgroup-rule: "c 1:3 rwm"
 	Mounts                       []specs.Mount
 	Annotations                  map[string]string
 
@@ -200,6 +201,13 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	devs, rules, err := userDevices(o.Devices)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range o.DeviceCgroupRules {
+		rule, err := ParseDeviceCgroupRule(r)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, rule)
 	}
 	// Deny everything first, then allow the user's devices; the runtime
 	// appends the default devices (null, zero, full, random, urandom, tty,
