@@ -31,7 +31,8 @@ func eventLines(t *testing.T, cli func(args ...string) Result, since string, arg
 		t.Fatalf("docker events %v: %s", args, r)
 	}
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+	// Lines keep their trailing spaces (an empty last field).
+	for _, l := range strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n") {
 		if l != "" {
 			out = append(out, l)
 		}
@@ -119,7 +120,7 @@ func TestEventsNetworks(t *testing.T) {
 	d.MustCLI(t, "network", "rm", "evnet")
 	clis(t, d, func(t *testing.T, cli func(args ...string) Result) {
 		for _, f := range []string{"network=evnet", "network=" + netID, "network=" + netID[:12]} {
-			got := eventLines(t, cli, since, "--filter", f, "--format", "{{.Type}} {{.Action}} {{.Actor.ID}} {{.Actor.Attributes.name}} {{.Actor.Attributes.type}} {{index .Actor.Attributes "container"}}")
+			got := eventLines(t, cli, since, "--filter", f, "--format", "{{.Type}} {{.Action}} {{.Actor.ID}} {{.Actor.Attributes.name}} {{.Actor.Attributes.type}} {{index .Actor.Attributes \"container\"}}")
 			pre := "network %s " + netID + " evnet bridge"
 			want := []string{fmt.Sprintf(pre, "create") + " ", fmt.Sprintf(pre, "connect") + " " + ctr, fmt.Sprintf(pre, "disconnect") + " " + ctr,
 				fmt.Sprintf(pre, "connect") + " " + ctr, fmt.Sprintf(pre, "disconnect") + " " + ctr, fmt.Sprintf(pre, "destroy") + " "}
