@@ -13,6 +13,7 @@ import (
 
 	"github.com/distribution/reference"
 	containertypes "github.com/docker/docker/api/types/container"
+	eventtypes "github.com/docker/docker/api/types/events"
 	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/pkg/stringid"
@@ -331,6 +332,13 @@ func (d *Daemon) ContainerCommit(ctx context.Context, p backend.CommitParams) (s
 	if err != nil {
 		return "", err
 	}
+	imageRef := ""
+	if len(tags) > 0 {
+		if named, err := reference.ParseNormalizedNamed(tags[0]); err == nil {
+			imageRef = reference.FamiliarString(reference.TagNameOnly(named))
+		}
+	}
+	d.containerEvent(c, eventtypes.ActionCommit, map[string]string{"comment": p.Comment, "imageID": img.ID.String(), "imageRef": imageRef})
 	return img.ID.String(), nil
 }
 

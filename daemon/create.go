@@ -185,6 +185,15 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if err := runconfig.ValidateCgroupnsMode(hc.CgroupnsMode); err != nil {
 		return nil, err
 	}
+	for _, r := range hc.DeviceCgroupRules {
+		if _, err := oci.ParseDeviceCgroupRule(r); err != nil {
+			return nil, err
+		}
+	}
+	if hc.OomScoreAdj < -1000 || hc.OomScoreAdj > 1000 {
+		// Docker's message, word for word.
+		return nil, errdefs.InvalidParameter(fmt.Errorf("Invalid value %d, range for oom score adj is [-1000, 1000]", hc.OomScoreAdj))
+	}
 	if err := runconfig.ValidateNamespaceModes(hc); err != nil {
 		return nil, err
 	}

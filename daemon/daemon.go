@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/distribution/reference"
+	eventtypes "github.com/docker/docker/api/types/events"
+
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/config"
 	"github.com/sdengine/engine/daemon/events"
@@ -73,8 +76,11 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		return nil, fmt.Errorf("image store: %w", err)
 	}
 	images.SetMinFreeSpace(reserve)
+	// The registry reports pulls and pushes to the event log, made below.
+	var d *Daemon
 	registry, err := distribution.New(distribution.Config{InsecureRegistries: cfg.InsecureRegistries, Mirrors: cfg.RegistryMirrors,
-		AddRegistries: cfg.AddRegistries, BlockRegistries: cfg.BlockRegistries, CertsDir: cfg.RegistryCertsDir}, images)
+		AddRegistries: cfg.AddRegistries, BlockRegistries: cfg.BlockRegistries, CertsDir: cfg.RegistryCertsDir,
+		Events: func(a eventtypes.Action, ref reference.Named) { d.refEvent(a, ref) }}, images)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +106,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{
+	d = &Daemon{
 		bridge:       br,
 		cfg:          cfg,
 		containers:   containers,
@@ -116,6 +122,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		pending:      map[string][]*pendingAttach{},
 		execs:        map[string]*execConfig{},
 	}
+	images.SetEvents(d.imageEvent)
 	if err := d.openNetworks(); err != nil {
 		return nil, err
 	}

@@ -4,11 +4,13 @@ import (
 	"maps"
 	"time"
 
+	"github.com/distribution/reference"
 	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/events"
+	"github.com/sdengine/engine/libnetwork"
 )
 
 // SubscribeEvents is GET /events.
@@ -38,6 +40,42 @@ func (d *Daemon) containerEvent(c *container.Container, action eventtypes.Action
 // local, the only one).
 func (d *Daemon) volumeEvent(name string, action eventtypes.Action) {
 	d.events.Log(action, eventtypes.VolumeEventType, eventtypes.Actor{ID: name, Attributes: map[string]string{"driver": "local"}})
+}
+
+// imageEvent logs an image event the image store reports (tag, untag,
+// delete, import, load, save, create).
+func (d *Daemon) imageEvent(action eventtypes.Action, id string, attrs map[string]string) {
+	d.events.Log(action, eventtypes.ImageEventType, eventtypes.Actor{ID: id, Attributes: attrs})
+}
+
+// refEvent logs a pull or push as Docker does: the actor is the reference
+// ("busybox:latest"), its name the repository ("busybox"), with the
+// image's labels when the reference names a local image.
+func (d *Daemon) refEvent(action eventtypes.Action, ref reference.Named) {
+	attrs := map[string]string{}
+	if img, err := d.images.Get(reference.FamiliarString(ref)); err == nil {
+		maps.Copy(attrs, img.Config.Config.Labels)
+	}
+	attrs["name"] = reference.FamiliarName(ref)
+	d.events.Log(action, eventtypes.ImageEventType, eventtypes.Actor{ID: reference.FamiliarString(ref), Attributes: attrs})
+}
+
+// networkEvent logs a network event with Docker's attributes: the
+// network's name and driver ("type"; bridge, the only driver here), and
+// extra (the container of a connect or disconnect). id "" is the default
+// bridge.
+func (d *Daemon) networkEvent(id, name string, action eventtypes.Action, extra map[string]string) {
+	if id == "" {
+		id = networkID(name)
+	}
+	attrs := map[string]string{"name": name, "type": "bridge"}
+	maps.Copy(attrs, extra)
+	d.events.Log(action, eventtypes.NetworkEventType, eventtypes.Actor{ID: id, Attributes: attrs})
+}
+
+// endpointEvent logs the connect or disconnect of container id at ep.
+func (d *Daemon) endpointEvent(ep *libnetwork.Endpoint, action eventtypes.Action, id string) {
+	d.networkEvent(ep.NetworkID, ep.Network, action, map[string]string{"container": id})
 }
 
 func trimSlash(name string) string {

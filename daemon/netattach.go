@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/network"
 	"github.com/vishvananda/netlink"
 
@@ -249,6 +250,7 @@ func (d *Daemon) connectNetwork(c *container.Container, hostname string) (retErr
 		}
 		ep.SandboxKey = nsPath
 		setEndpoint(c, n.name, ep, i == 0)
+		d.endpointEvent(ep, eventtypes.ActionConnect, c.ID)
 	}
 	if err := setGateways(c); err != nil {
 		return err
@@ -364,6 +366,7 @@ func (d *Daemon) disconnectNetwork(c *container.Container) {
 		if err := br.Detach(c.ID); err != nil {
 			slog.Error("detach from a network", "id", c.ID, "network", ep.Network, "err", err)
 		}
+		d.endpointEvent(ep, eventtypes.ActionDisconnect, c.ID)
 	}
 	if c.Network != nil || isBridgeMode(c.HostConfig.NetworkMode) || isUserMode(c.HostConfig.NetworkMode) {
 		if err := netns.Remove(filepath.Join(d.netnsDir(), c.ID[:12])); err != nil {

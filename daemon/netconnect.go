@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/sdengine/engine/container"
@@ -87,6 +88,7 @@ func (d *Daemon) NetworkConnect(ctx context.Context, ref, name string, es *netwo
 			slog.Error("network connect: default routes", "id", c.ID, "network", n.name, "err", err)
 		}
 		d.registerDNS(c)
+		d.endpointEvent(ep, eventtypes.ActionConnect, c.ID)
 	}
 	if c.NetworkConfig == nil {
 		c.NetworkConfig = map[string]*network.EndpointSettings{}
@@ -137,6 +139,7 @@ func (d *Daemon) NetworkDisconnect(ctx context.Context, ref, name string, force 
 	if err := n.br.Detach(c.ID); err != nil {
 		slog.Error("network disconnect", "id", c.ID, "network", n.name, "err", err)
 	}
+	d.endpointEvent(ep, eventtypes.ActionDisconnect, c.ID)
 	if ep == c.Network {
 		// The first endpoint holds the namespace: another takes its place,
 		// or a placeholder keeps the namespace.

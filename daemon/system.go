@@ -97,7 +97,7 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 		LoggingDriver:      d.cfg.LogDriver,
 		CgroupDriver:       d.cgroupDriver,
 		CgroupVersion:      cgroupVersion,
-		NEventsListener:    0,
+		NEventsListener:    d.events.Subscribers(),
 		KernelVersion:      kernelVersion(),
 		OperatingSystem:    operatingSystem(),
 		OSType:             "linux",

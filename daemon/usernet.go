@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stringid"
@@ -362,6 +363,7 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 	}
 	d.isolateNetworksLocked()
 	slog.Info("network created", "name", n.Name, "id", n.ID[:12], "subnet", n.Subnet, "bridge", n.BridgeName)
+	d.networkEvent(n.ID, n.Name, eventtypes.ActionCreate, nil)
 	return network.CreateResponse{ID: n.ID, Warning: ""}, nil
 }
 
@@ -537,6 +539,7 @@ func (d *Daemon) removeNetwork(n *userNetwork) error {
 	}
 	d.isolateNetworksLocked()
 	slog.Info("network removed", "name", n.Name, "id", n.ID[:12])
+	d.networkEvent(n.ID, n.Name, eventtypes.ActionDestroy, nil)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/distribution/reference"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/pkg/progress"
 	"github.com/docker/docker/pkg/streamformatter"
@@ -122,6 +123,7 @@ func (s *Service) pullFrom(ctx context.Context, named reference.Named, all bool,
 		if err != nil {
 			return err
 		}
+		s.event(eventtypes.ActionPull, named)
 		writeStatus(pout, named, newer)
 		return nil
 	}
@@ -139,6 +141,7 @@ func (s *Service) pullFrom(ctx context.Context, named reference.Named, all bool,
 		if err != nil {
 			return err
 		}
+		s.event(eventtypes.ActionPull, tagged)
 		newer = newer || n
 	}
 	writeStatus(pout, named, newer)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/pkg/progress"
 	"github.com/docker/docker/pkg/stringid"
@@ -95,6 +96,9 @@ func (s *Service) Push(ctx context.Context, o PushOptions, out io.Writer) error 
 	for i, t := range tags {
 		if err := p.pushTag(ctx, t, imgs[i]); err != nil {
 			return pushError(err)
+		}
+		if tagged, err := reference.WithTag(named, t); err == nil {
+			s.event(eventtypes.ActionPush, tagged)
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/distribution/reference"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -43,6 +44,9 @@ type Config struct {
 	// ca.crt (or any *.crt), client.cert and client.key, as Docker reads
 	// /etc/docker/certs.d.
 	CertsDir string
+	// Events, when set, is told of each reference pulled or pushed (the
+	// daemon's "pull" and "push" image events; one per tag).
+	Events func(action eventtypes.Action, ref reference.Named)
 }
 
 // userAgent is what the daemon calls itself to registries.
@@ -58,6 +62,14 @@ type Service struct {
 	blocked  map[string]bool
 	blockAll bool
 	certsDir string
+	events   func(action eventtypes.Action, ref reference.Named)
+}
+
+// event reports a pull or push of ref.
+func (s *Service) event(action eventtypes.Action, ref reference.Named) {
+	if s.events != nil {
+		s.events(action, ref)
+	}
 }
 
 // dockerHub is the registry unqualified names resolve to.
@@ -65,7 +77,7 @@ const dockerHub = "docker.io"
 
 // New checks cfg and returns the service.
 func New(cfg Config, store *image.Store) (*Service, error) {
-	s := &Service{store: store, insecure: map[string]bool{}}
+	s := &Service{store: store, insecure: map[string]bool{}, events: cfg.Events}
 	for _, r := range cfg.InsecureRegistries {
 		r = strings.TrimSpace(r)
 		r = strings.TrimPrefix(strings.TrimPrefix(r, "http://"), "https://")

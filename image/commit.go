@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/opencontainers/go-digest"
 
 	"github.com/sdengine/engine/pkg/archive"
@@ -106,6 +107,11 @@ func (s *Store) Commit(ctx context.Context, opts CommitOptions) (*Image, error) 
 		if err := s.setParent(img.ID, opts.Parent); err != nil {
 			slog.Warn("image store: cannot record the parent image", "id", img.ID, "parent", opts.Parent, "err", err)
 		}
+	}
+	// Docker's order: the image is created, then tagged.
+	s.event(eventtypes.ActionCreate, img.ID, "", img.Config.Config.Labels)
+	for _, t := range tags {
+		s.event(eventtypes.ActionTag, img.ID, t, img.Config.Config.Labels)
 	}
 	return img, nil
 }

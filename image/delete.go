@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/opencontainers/go-digest"
 
@@ -89,6 +90,11 @@ func (s *Store) untagLocked(tags ...string) ([]imagetypes.DeleteResponse, error)
 		}
 		return nil, fmt.Errorf("untag: %w", err)
 	}
+	for _, t := range tags {
+		if img := s.images[prev[t]]; img != nil {
+			s.event(eventtypes.ActionUnTag, img.id, "", img.config.Config.Labels)
+		}
+	}
 	return resp, nil
 }
 
@@ -123,5 +129,9 @@ func (s *Store) deleteImageLocked(img *image, tags []string) ([]imagetypes.Delet
 			s.tagsStale = true
 		}
 	}
+	for range tags {
+		s.event(eventtypes.ActionUnTag, img.id, "", img.config.Config.Labels)
+	}
+	s.event(eventtypes.ActionDelete, img.id, "", nil)
 	return resp, nil
 }

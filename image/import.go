@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/pkg/progress"
 	"github.com/docker/docker/pkg/streamformatter"
 	"github.com/opencontainers/go-digest"
@@ -78,5 +79,14 @@ func (s *Store) Import(ctx context.Context, r io.Reader, ref string, opts Import
 	if err != nil {
 		return nil, err
 	}
-	return s.registerImage("import", raw, tags)
+	img, err := s.registerImage("import", raw, tags)
+	if err != nil {
+		return nil, err
+	}
+	// Docker's order: the tag, then the import.
+	for _, t := range tags {
+		s.event(eventtypes.ActionTag, img.ID, t, img.Config.Config.Labels)
+	}
+	s.event(eventtypes.ActionImport, img.ID, "", img.Config.Config.Labels)
+	return img, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/progress"
 	"github.com/docker/docker/pkg/streamformatter"
@@ -97,6 +98,8 @@ func (s *Store) LoadWithProgress(ctx context.Context, r io.Reader, out io.Writer
 		if err != nil {
 			return names, err
 		}
+		// One event per image, its tags set silently, as in Docker.
+		s.event(eventtypes.ActionLoad, img.ID, "", img.Config.Config.Labels)
 		var lines []string
 		for _, t := range li.tags {
 			lines = append(lines, "Loaded image: "+t)

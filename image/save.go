@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/distribution/reference"
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -130,7 +131,13 @@ func (s *Store) Save(ctx context.Context, refs []string, w io.Writer) error {
 			return err
 		}
 	}
-	return tw.Close()
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	for _, si := range saved {
+		s.event(eventtypes.ActionSave, si.img.id, "", si.img.config.Config.Labels)
+	}
+	return nil
 }
 
 func (s *Store) collect(refs []string) ([]savedImage, error) {

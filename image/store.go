@@ -79,6 +79,8 @@ type Store struct {
 	// searchList is Red Hat's search list (set once, at start): an
 	// unqualified name is looked up as each of its registries' in turn.
 	searchList []string
+	// events reports operations to the daemon's event log (events.go).
+	events EventFunc
 }
 
 func (s *Store) imageDir() string  { return filepath.Join(s.root, "imagedb", "sha256") }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/opencontainers/go-digest"
 
 	"github.com/sdengine/engine/internal/crashpoint"
@@ -95,7 +96,11 @@ func (s *Store) Tag(ref string, newRef string) error {
 		return err
 	}
 	s.tags[tag] = img.id
-	return s.saveTagsLocked()
+	if err := s.saveTagsLocked(); err != nil {
+		return err
+	}
+	s.event(eventtypes.ActionTag, img.id, tag, img.config.Config.Labels)
+	return nil
 }
 
 // registerImage stores a config (idempotently) and points tags at it.

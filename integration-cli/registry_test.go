@@ -46,6 +46,7 @@ func TestRegistryPushPull(t *testing.T) {
 	loadBusybox(t, d)
 	repo := reg.Addr + "/busybox"
 	origID, _ := inspectImage(t, d, "busybox")
+	pushSince := sinceNow()
 	d.MustCLI(t, "tag", "busybox", repo+":v1")
 
 	out := mustStock(t, d, "push", repo+":v1")
@@ -66,6 +67,12 @@ func TestRegistryPushPull(t *testing.T) {
 	if out := d.MustCLI(t, "push", reg.Addr+"/other:v1"); !strings.Contains(out, "Mounted from busybox") {
 		t.Fatalf("push to another repository:\n%s", out)
 	}
+	// One push event per tag pushed: the reference, and the repository
+	// as its name.
+	got := eventLines(t, d.Stock, pushSince, "--filter", "type=image", "--filter", "event=push", "--format", "{{.Actor.ID}} {{.Actor.Attributes.name}}")
+	if want := []string{repo + ":v1 " + repo, repo + ":v1 " + repo, reg.Addr + "/other:v1 " + reg.Addr + "/other"}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("push events %q, want %q", got, want)
+	}
 
 	d.MustCLI(t, "rmi", repo+":v1", reg.Addr+"/other:v1", "busybox")
 	if r := d.CLI("image", "inspect", origID); r.Code == 0 {
@@ -73,6 +80,7 @@ func TestRegistryPushPull(t *testing.T) {
 	}
 
 	clis(t, d, func(t *testing.T, cli func(args ...string) Result) {
+		pullSince := sinceNow()
 		r := cli("pull", repo+":v1")
 		if r.Code != 0 || !strings.Contains(r.Stdout, "v1: Pulling from busybox") || !strings.Contains(r.Stdout, "Digest: "+dgst) ||
 			!strings.Contains(r.Stdout, "Status: Downloaded newer image for "+repo+":v1") {
@@ -93,6 +101,10 @@ func TestRegistryPushPull(t *testing.T) {
 		}
 		if id, _ := inspectImage(t, d, repo+"@"+dgst); id != origID {
 			t.Fatalf("pulled by digest %s, want %s", id, origID)
+		}
+		got := eventLines(t, cli, pullSince, "--filter", "event=pull", "--filter", "image="+repo, "--format", "{{.Actor.ID}} {{.Actor.Attributes.name}}")
+		if want := []string{repo + ":v1 " + repo, repo + ":v1 " + repo, repo + "@" + dgst + " " + repo}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("pull events %q, want %q", got, want)
 		}
 		if out := d.MustCLI(t, "run", "--rm", repo+"@"+dgst, "echo", "pulled-ok"); out != "pulled-ok" {
 			t.Fatalf("run the pulled image: %q", out)

@@ -179,8 +179,11 @@ func TestHealthStatus(t *testing.T) {
 	d := shared
 	clis(t, d, func(t *testing.T, cli func(args ...string) Result) {
 		since := strconv.FormatInt(time.Now().Add(-time.Second).Unix(), 10)
-		r := cli("run", "-d", "--health-cmd", "test -f /tmp/ok", "--health-interval", "200ms", "--health-retries", "2",
-			"busybox", "sh", "-c", "touch /tmp/ok; sleep 1000")
+		// The file appears after a while: starting first (the failures of
+		// the start period do not count), then healthy; once healthy,
+		// failures count, start period or not.
+		r := cli("run", "-d", "--health-cmd", "test -f /tmp/ok", "--health-interval", "200ms", "--health-retries", "2", "--health-start-period", "60s",
+			"busybox", "sh", "-c", "sleep 2; touch /tmp/ok; sleep 1000")
 		if r.Code != 0 {
 			t.Fatal(r)
 		}
@@ -188,6 +191,12 @@ func TestHealthStatus(t *testing.T) {
 		defer d.CLI("rm", "-f", id)
 		status := func() string {
 			return strings.TrimSpace(d.CLI("inspect", "-f", "{{.State.Health.Status}}", id).Stdout)
+		}
+		if st := status(); st != "starting" {
+			t.Errorf("health status at first: %q", st)
+		}
+		if ps := d.MustCLI(t, "ps", "--filter", "id="+id, "--format", "{{.Status}}"); !strings.HasSuffix(ps, "(health: starting)") {
+			t.Errorf("ps status while starting: %q", ps)
 		}
 		waitFor(t, func() bool { return status() == "healthy" })
 		if ps := d.MustCLI(t, "ps", "--filter", "id="+id, "--format", "{{.Status}}"); !strings.HasSuffix(ps, "(healthy)") {

@@ -45,6 +45,22 @@ func ValidateResources(r *containertypes.Resources, h Host) error {
 		return bad("invalid --memory-swap %s: the memory+swap limit must not be smaller than --memory %s",
 			units.BytesSize(float64(r.MemorySwap)), units.BytesSize(float64(r.Memory)))
 	}
+	// Docker's messages, word for word.
+	if r.MemoryReservation < 0 {
+		return bad("invalid --memory-reservation %d: the memory reservation cannot be negative", r.MemoryReservation)
+	}
+	if r.MemoryReservation > 0 && r.MemoryReservation < MinMemory {
+		return bad("Minimum memory reservation allowed is 6MB")
+	}
+	if r.Memory > 0 && r.MemoryReservation > 0 && r.Memory < r.MemoryReservation {
+		return bad("Minimum memory limit can not be less than memory reservation limit, see usage")
+	}
+	// No device driver (GPUs: --gpus) is known to this engine; Docker
+	// refuses a request none of its drivers takes with this message.
+	if len(r.DeviceRequests) > 0 {
+		dr := r.DeviceRequests[0]
+		return bad("could not select device driver %q with capabilities: %v", dr.Driver, dr.Capabilities)
+	}
 	if r.NanoCPUs < 0 {
 		return bad("invalid --cpus %s: the number of CPUs must be more than 0", formatCPUs(r.NanoCPUs))
 	}

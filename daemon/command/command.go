@@ -38,11 +38,15 @@ import (
 // New returns the dockerd command.
 func New() *cobra.Command { return newCommand(run) }
 
+// loadFunc reads the settings again (daemon.json with the flags over it),
+// for a reload on SIGHUP.
+type loadFunc func() (*config.Config, error)
+
 // newCommand is dockerd's command line, handing the settings (daemon.json
-// with the flags over it) and the API's TLS to start; tests give their own
-// start. Every check that can refuse the settings runs before start, so a
-// refused daemon has created nothing.
-func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
+// with the flags over it), the API's TLS and a way to read the settings
+// again to start; tests give their own start. Every check that can refuse
+// the settings runs before start, so a refused daemon has created nothing.
+func newCommand(start func(*config.Config, *tls.Config, loadFunc) error) *cobra.Command {
 	var (
 		configFile string
 		flagCfg    = config.Default()
@@ -58,19 +62,26 @@ func newCommand(start func(*config.Config, *tls.Config) error) *cobra.Command {
 		Args:          cobra.NoArgs,
 		Version:       server.EngineVersion,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := config.Default()
-			explicit := cmd.Flags().Changed("config-file")
-			if err := cfg.LoadFile(configFile, explicit); err != nil {
-				return err
+			load := func() (*config.Config, error) {
+				cfg := config.Default()
+				explicit := cmd.Flags().Changed("config-file")
+				if err := cfg.LoadFile(configFile, explicit); err != nil {
+					return nil, err
+				}
+				if err := applyFlags(cmd, cfg, flagCfg, logOpts); err != nil {
+					return nil, err
+				}
+				return cfg, nil
 			}
-			if err := applyFlags(cmd, cfg, flagCfg, logOpts); err != nil {
+			cfg, err := load()
+			if err != nil {
 				return err
 			}
 			tlsConf, err := apiTLS(cfg)
 			if err != nil {
 				return err
 			}
-			return start(cfg, tlsConf)
+			return start(cfg, tlsConf, load)
 		},
 	}
 	f := cmd.Flags()
@@ -193,7 +204,19 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 	return nil
 }
 
+// logLevel is the daemon's log level, which a reload changes.
+var logLevel slog.LevelVar
+
 func setupLogging(cfg *config.Config) error {
+	if err := setLogLevel(cfg); err != nil {
+		return err
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: &logLevel})))
+	return nil
+}
+
+// setLogLevel sets the level cfg asks for: debug wins over log-level.
+func setLogLevel(cfg *config.Config) error {
 	level := slog.LevelInfo
 	if cfg.LogLevel != "" {
 		if err := level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel))); err != nil {
@@ -203,11 +226,26 @@ func setupLogging(cfg *config.Config) error {
 	if cfg.Debug {
 		level = slog.LevelDebug
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	logLevel.Set(level)
 	return nil
 }
 
-func run(cfg *config.Config, tlsConf *tls.Config) error {
+// reload reads the settings again on SIGHUP and applies what can change
+// while the daemon runs; a file that does not load changes nothing (the
+// daemon goes on with what it has, as Docker's does).
+func reload(d *daemon.Daemon, load loadFunc) {
+	cfg, err := load()
+	if err == nil {
+		err = setLogLevel(cfg)
+	}
+	if err != nil {
+		slog.Error("reload: the configuration was not reloaded", "err", err)
+		return
+	}
+	d.Reload(cfg)
+}
+
+func run(cfg *config.Config, tlsConf *tls.Config, load loadFunc) error {
 	if err := setupLogging(cfg); err != nil {
 		return err
 	}
@@ -241,11 +279,20 @@ func run(cfg *config.Config, tlsConf *tls.Config) error {
 
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
-	select {
-	case s := <-sigc:
-		slog.Info("shutting down", "signal", s.String())
-	case err := <-errc:
-		slog.Error("API server failed", "err", err)
+	hupc := make(chan os.Signal, 1)
+	signal.Notify(hupc, syscall.SIGHUP)
+wait:
+	for {
+		select {
+		case <-hupc:
+			reload(d, load)
+		case s := <-sigc:
+			slog.Info("shutting down", "signal", s.String())
+			break wait
+		case err := <-errc:
+			slog.Error("API server failed", "err", err)
+			break wait
+		}
 	}
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
 	shutdownCtx, cancel := context.WithTimeout(ctx, 60*time.Second)

@@ -28,7 +28,7 @@ func parseDockerd(t *testing.T, file string, args ...string) (*config.Config, *t
 		gotCfg *config.Config
 		gotTLS *tls.Config
 	)
-	cmd := newCommand(func(c *config.Config, tc *tls.Config) error {
+	cmd := newCommand(func(c *config.Config, tc *tls.Config, _ loadFunc) error {
 		gotCfg, gotTLS = c, tc
 		return nil
 	})

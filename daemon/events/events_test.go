@@ -51,6 +51,11 @@ func TestFilters(t *testing.T) {
 	exec := eventtypes.Message{Type: eventtypes.ContainerEventType, Action: "exec_start: sh -c true", Actor: ctr("abcdef", "web", "busybox:latest", nil)}
 	vol := eventtypes.Message{Type: eventtypes.VolumeEventType, Action: eventtypes.ActionCreate, Actor: eventtypes.Actor{ID: "v1", Attributes: map[string]string{"driver": "local"}}}
 	img := eventtypes.Message{Type: eventtypes.ImageEventType, Action: eventtypes.ActionTag, Actor: eventtypes.Actor{ID: "sha256:1234", Attributes: map[string]string{"name": "busybox:latest"}}}
+	pull := eventtypes.Message{Type: eventtypes.ImageEventType, Action: eventtypes.ActionPull, Actor: eventtypes.Actor{ID: "busybox:latest", Attributes: map[string]string{"name": "busybox"}}}
+	conn := eventtypes.Message{Type: eventtypes.NetworkEventType, Action: eventtypes.ActionConnect, Scope: "local",
+		Actor: eventtypes.Actor{ID: "9f8e7d", Attributes: map[string]string{"name": "front", "type": "bridge", "container": "abcdef"}}}
+	reload := eventtypes.Message{Type: eventtypes.DaemonEventType, Action: eventtypes.ActionReload, Scope: "local",
+		Actor: eventtypes.Actor{ID: "host1", Attributes: map[string]string{"name": "host1", "debug": "true"}}}
 	for _, tc := range []struct {
 		args []filters.KeyValuePair
 		m    eventtypes.Message
@@ -74,6 +79,24 @@ func TestFilters(t *testing.T) {
 		{[]filters.KeyValuePair{filters.Arg("image", "busybox")}, img, true},
 		{[]filters.KeyValuePair{filters.Arg("image", "alpine")}, img, false},
 		{[]filters.KeyValuePair{filters.Arg("image", "busybox")}, vol, false},
+		{[]filters.KeyValuePair{filters.Arg("image", "busybox:latest")}, pull, true},
+		{[]filters.KeyValuePair{filters.Arg("image", "busybox")}, pull, true},
+		{[]filters.KeyValuePair{filters.Arg("image", "sha256:1234")}, img, true},
+		{[]filters.KeyValuePair{filters.Arg("network", "front")}, conn, true},
+		{[]filters.KeyValuePair{filters.Arg("network", "9f8e")}, conn, true},
+		{[]filters.KeyValuePair{filters.Arg("network", "back")}, conn, false},
+		{[]filters.KeyValuePair{filters.Arg("network", "front")}, die, false},
+		{[]filters.KeyValuePair{filters.Arg("type", "network"), filters.Arg("event", "connect")}, conn, true},
+		{[]filters.KeyValuePair{filters.Arg("type", "network"), filters.Arg("event", "disconnect")}, conn, false},
+		{[]filters.KeyValuePair{filters.Arg("type", "network"), filters.Arg("type", "container")}, conn, true},
+		{[]filters.KeyValuePair{filters.Arg("daemon", "host1")}, reload, true},
+		{[]filters.KeyValuePair{filters.Arg("daemon", "host2")}, reload, false},
+		{[]filters.KeyValuePair{filters.Arg("daemon", "host1")}, die, false},
+		{[]filters.KeyValuePair{filters.Arg("type", "daemon"), filters.Arg("event", "reload")}, reload, true},
+		{[]filters.KeyValuePair{filters.Arg("scope", "local")}, reload, true},
+		{[]filters.KeyValuePair{filters.Arg("scope", "swarm")}, reload, false},
+		{[]filters.KeyValuePair{filters.Arg("label", "debug=true")}, reload, true},
+		{[]filters.KeyValuePair{filters.Arg("event", "health_status")}, eventtypes.Message{Type: eventtypes.ContainerEventType, Action: "health_status: healthy", Actor: ctr("abcdef", "web", "busybox", nil)}, true},
 	} {
 		f := Filter{Args: filters.NewArgs(tc.args...)}
 		if got := f.Match(tc.m); got != tc.want {

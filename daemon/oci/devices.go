@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -136,4 +138,37 @@ func mergeDevices(base, over []specs.LinuxDevice) []specs.LinuxDevice {
 		}
 	}
 	return append(out, over...)
+}
+
+// deviceCgroupRule is a --device-cgroup-rule as Docker reads it: a type
+// (a, b or c), major:minor (a number or *), and the access (r, w, m).
+var deviceCgroupRule = regexp.MustCompile(`^([acb]) ([0-9]+|\*):([0-9]+|\*) ([rwm]{1,3})$`)
+
+// ParseDeviceCgroupRule reads one --device-cgroup-rule ("c 1:3 rwm") as
+// the device cgroup rule that allows it; a malformed one is refused with
+// Docker's message.
+func ParseDeviceCgroupRule(rule string) (specs.LinuxDeviceCgroup, error) {
+	m := deviceCgroupRule.FindStringSubmatch(rule)
+	if m == nil {
+		return specs.LinuxDeviceCgroup{}, errdefs.InvalidParameter(fmt.Errorf("invalid device cgroup rule format: '%s'", rule))
+	}
+	num := func(s string) (*int64, error) {
+		if s == "*" {
+			return nil, nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid device cgroup rule format: '%s'", rule))
+		}
+		return &n, nil
+	}
+	major, err := num(m[2])
+	if err != nil {
+		return specs.LinuxDeviceCgroup{}, err
+	}
+	minor, err := num(m[3])
+	if err != nil {
+		return specs.LinuxDeviceCgroup{}, err
+	}
+	return specs.LinuxDeviceCgroup{Allow: true, Type: m[1], Major: major, Minor: minor, Access: m[4]}, nil
 }

@@ -1,8 +1,10 @@
 package oci
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,5 +128,48 @@ func TestBuildDevices(t *testing.T) {
 	}
 	if r := s.Linux.Resources.Devices; len(r) != 1 || !r[0].Allow || r[0].Access != "rwm" {
 		t.Fatalf("privileged device cgroup %+v", r)
+	}
+}
+
+func TestDeviceCgroupRules(t *testing.T) {
+	for _, tc := range []struct {
+		rule, want string // want: "" for a refusal
+	}{
+		{"c 1:3 rwm", "true c 1 3 rwm"},
+		{"b *:* m", "true b * * m"},
+		{"a 10:* r", "true a 10 * r"},
+		{"c 1:3", ""},
+		{"x 1:3 r", ""},
+		{"c 1:3 rx", ""},
+		{"c -1:3 r", ""},
+		{" c 1:3 r", ""},
+	} {
+		got, err := ParseDeviceCgroupRule(tc.rule)
+		if tc.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "invalid device cgroup rule format: '"+tc.rule+"'") {
+				t.Errorf("%q: %v", tc.rule, err)
+			}
+			continue
+		}
+		n := func(p *int64) string {
+			if p == nil {
+				return "*"
+			}
+			return strconv.FormatInt(*p, 10)
+		}
+		if err != nil || fmt.Sprintf("%v %s %s %s %s", got.Allow, got.Type, n(got.Major), n(got.Minor), got.Access) != tc.want {
+			t.Errorf("%q: %+v %v", tc.rule, got, err)
+		}
+	}
+	o := baseOpts()
+	o.DeviceCgroupRules = []string{"c 10:237 r"}
+	s, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := s.Linux.Resources.Devices
+	last := rules[len(rules)-1]
+	if rules[0].Allow || last.Type != "c" || *last.Major != 10 || *last.Minor != 237 || last.Access != "r" {
+		t.Errorf("device rules %+v", rules)
 	}
 }

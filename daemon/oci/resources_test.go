@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/opencontainers/cgroups"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -52,6 +53,11 @@ func TestSetResources(t *testing.T) {
 			want: specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(40)}},
 		},
 		{name: "pids 0 is unlimited", set: func(o *SpecOptions) { o.PidsLimit = i64(0) }},
+		{
+			name: "memory reservation alone",
+			set:  func(o *SpecOptions) { o.MemoryReservation = 32 << 20 },
+			want: specs.LinuxResources{Memory: &specs.LinuxMemory{Reservation: i64(32 << 20)}},
+		},
 		{name: "pids -1 is unlimited", set: func(o *SpecOptions) { o.PidsLimit = i64(-1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,5 +121,30 @@ func TestBuildCarriesCpusetAndBlkio(t *testing.T) {
 	}
 	if r.BlockIO == nil || r.BlockIO.Weight == nil || *r.BlockIO.Weight != 500 {
 		t.Errorf("blockIO %+v", r.BlockIO)
+	}
+}
+
+// --oom-score-adj is the process's; --oom-kill-disable the memory
+// cgroup's, on cgroup v1 only (v2 has no such switch; Docker drops it).
+func TestOOMOptions(t *testing.T) {
+	o := baseOpts()
+	o.OomScoreAdj, o.OomKillDisable = 345, true
+	s, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Process.OOMScoreAdj == nil || *s.Process.OOMScoreAdj != 345 {
+		t.Errorf("oom_score_adj %v", s.Process.OOMScoreAdj)
+	}
+	m := s.Linux.Resources.Memory
+	if cgroups.IsCgroup2UnifiedMode() {
+		if m != nil && m.DisableOOMKiller != nil {
+			t.Errorf("oom killer disabled on cgroup v2")
+		}
+	} else if m == nil || m.DisableOOMKiller == nil || !*m.DisableOOMKiller {
+		t.Errorf("oom killer not disabled: %+v", m)
+	}
+	if s, _ := Build(baseOpts()); *s.Process.OOMScoreAdj != 0 {
+		t.Errorf("default oom_score_adj %d", *s.Process.OOMScoreAdj)
 	}
 }

@@ -38,6 +38,9 @@ type SpecOptions struct {
 	NetNS                        string
 	NetNSOwned                   bool
 	Memory, MemorySwap, NanoCPUs int64
+	MemoryReservation            int64 // the soft limit (--memory-reservation)
+	OomKillDisable               bool  // --oom-kill-disable (cgroup v1 only, as in Docker)
+	OomScoreAdj                  int   // the process's oom_score_adj (--oom-score-adj)
 	CPUShares                    int64
 	CpusetCpus, CpusetMems       string // "0-3,6": CPUs and memory nodes the container may use
 	BlkioWeight                  uint16 // 10..1000; 0 leaves the kernel's default
@@ -46,6 +49,7 @@ type SpecOptions struct {
 	ShmSize                      int64
 	CgroupParent                 string
 	Devices                      []Device // --device
+	DeviceCgroupRules            []string // --device-cgroup-rule: "c 1:3 rwm"
 	Mounts                       []specs.Mount
 	Annotations                  map[string]string
 
@@ -123,7 +127,7 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	if !path.IsAbs(cwd) {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("the working directory '%s' is invalid, it needs to be an absolute path", o.Cwd))
 	}
-	oomScoreAdj := 0
+	oomScoreAdj := o.OomScoreAdj
 	s := &specs.Spec{
 		Version:  specs.Version,
 		Hostname: o.Hostname,
@@ -197,6 +201,13 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 	devs, rules, err := userDevices(o.Devices)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range o.DeviceCgroupRules {
+		rule, err := ParseDeviceCgroupRule(r)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, rule)
 	}
 	// Deny everything first, then allow the user's devices; the runtime
 	// appends the default devices (null, zero, full, random, urandom, tty,
@@ -326,6 +337,26 @@ func setResources(r *specs.LinuxResources, o SpecOptions) {
 			r.Memory.Swap = &swap
 		} else if o.MemorySwap != 0 {
 			slog.Warn("swap limit not supported by the kernel; ignoring --memory-swap", "container", o.ID)
+		}
+	}
+	if o.MemoryReservation > 0 {
+		if r.Memory == nil {
+			r.Memory = &specs.LinuxMemory{}
+		}
+		res := o.MemoryReservation
+		r.Memory.Reservation = &res
+	}
+	// cgroup v2 has no way to disable the OOM killer: Docker drops the
+	// setting there with a warning, and so does this.
+	if o.OomKillDisable {
+		if cgroups.IsCgroup2UnifiedMode() {
+			slog.Warn("--oom-kill-disable is not supported on cgroup v2; ignored", "container", o.ID)
+		} else {
+			if r.Memory == nil {
+				r.Memory = &specs.LinuxMemory{}
+			}
+			disable := true
+			r.Memory.DisableOOMKiller = &disable
 		}
 	}
 	if o.NanoCPUs > 0 || o.CPUShares > 0 || o.CpusetCpus != "" || o.CpusetMems != "" {

@@ -3,6 +3,7 @@ package container
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/docker/docker/api/types/container"
@@ -36,8 +37,11 @@ type containerOptions struct {
 	logOpts                         []string
 	restart                         string
 	ulimits                         []string
-	devices                         []string
-	cgroupParent                    string
+	devices, deviceCgroupRules      []string
+	cgroupParent, cgroupns, userns  string
+	memoryReservation, gpus         string
+	oomScoreAdj                     int
+	oomKillDisable                  bool
 	ipc, pid, uts, shmSize          string
 	net                             networkOptions
 	mounts, volumesFrom             []string
@@ -90,7 +94,14 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.restart, "restart", "no", "Restart policy to apply when a container exits")
 	fs.StringArrayVar(&o.ulimits, "ulimit", nil, "Ulimit options")
 	fs.StringArrayVar(&o.devices, "device", nil, "Add a host device to the container (HOST[:CONTAINER][:PERMISSIONS], permissions r, w, m)")
+	fs.StringArrayVar(&o.deviceCgroupRules, "device-cgroup-rule", nil, `Add a rule to the cgroup allowed devices list ("c|b|a MAJOR:MINOR rwm", * for any number)`)
+	fs.StringVar(&o.gpus, "gpus", "", "GPU devices to add to the container ('all' to pass all GPUs; refused: this engine has no GPU driver)")
 	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "Optional parent cgroup for the container")
+	fs.StringVar(&o.cgroupns, "cgroupns", "", `Cgroup namespace to use ("private": the container's own; "host" is refused by this engine)`)
+	fs.StringVar(&o.userns, "userns", "", "User namespace to use (host)")
+	fs.StringVar(&o.memoryReservation, "memory-reservation", "", "Memory soft limit")
+	fs.IntVar(&o.oomScoreAdj, "oom-score-adj", 0, "Tune host's OOM preferences (-1000 to 1000)")
+	fs.BoolVar(&o.oomKillDisable, "oom-kill-disable", false, "Disable OOM Killer (cgroup v1 only)")
 	fs.StringVar(&o.ipc, "ipc", "", "IPC mode to use (none, private, shareable, host, container:<name|id>)")
 	fs.StringVar(&o.pid, "pid", "", "PID namespace to use (host, container:<name|id>)")
 	fs.StringVar(&o.uts, "uts", "", "UTS namespace to use (host)")
@@ -136,6 +147,14 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 		// NanoCPUs 0 means "no limit" on the wire: the daemon could not
 		// tell --cpus 0 from no --cpus at all, so refuse it here.
 		return nil, flagError("--cpus", o.cpus, errdefs.InvalidParameter(errors.New("the number of CPUs must be more than 0 (leave --cpus out for no limit)")))
+	}
+	reservation, err := opts.ParseMemory(o.memoryReservation)
+	if err != nil {
+		return nil, flagError("--memory-reservation", o.memoryReservation, err)
+	}
+	gpus, err := parseGpus(o.gpus)
+	if err != nil {
+		return nil, flagError("--gpus", o.gpus, err)
 	}
 	ulimits, err := opts.ParseUlimits(o.ulimits)
 	if err != nil {
@@ -238,6 +257,16 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	h.Ulimits = ulimits
 	h.Devices = devices
 	h.CgroupParent = o.cgroupParent
+	h.CgroupnsMode = container.CgroupnsMode(o.cgroupns)
+	h.UsernsMode = container.UsernsMode(o.userns)
+	h.DeviceCgroupRules = o.deviceCgroupRules
+	h.DeviceRequests = gpus
+	h.MemoryReservation = reservation
+	h.OomScoreAdj = o.oomScoreAdj
+	if fs.Changed("oom-kill-disable") {
+		v := o.oomKillDisable
+		h.OomKillDisable = &v
+	}
 	if fs.Changed("pids-limit") {
 		p := o.pidsLimit
 		h.PidsLimit = &p
@@ -247,6 +276,48 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 		return nil, err
 	}
 	return &parsed{config: cfg, host: h, network: nc}, nil
+}
+
+// parseGpus reads --gpus as Docker's CLI does ("all", a count, or
+// "device=ID[,ID]", with capabilities and driver keys) into the device
+// request the daemon is sent.
+func parseGpus(v string) ([]container.DeviceRequest, error) {
+	if v == "" {
+		return nil, nil
+	}
+	req := container.DeviceRequest{Capabilities: [][]string{{"gpu"}}}
+	for _, field := range strings.Split(v, ",") {
+		key, val, hasVal := strings.Cut(field, "=")
+		switch {
+		case !hasVal && key == "all":
+			req.Count = -1
+		case !hasVal:
+			n, err := strconv.Atoi(key)
+			if err != nil || n < 0 {
+				return nil, errdefs.InvalidParameter(fmt.Errorf("invalid count %q: use a number or \"all\"", key))
+			}
+			req.Count = n
+		case key == "count":
+			if val == "all" {
+				req.Count = -1
+				continue
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 0 {
+				return nil, errdefs.InvalidParameter(fmt.Errorf("invalid count %q", val))
+			}
+			req.Count = n
+		case key == "device":
+			req.DeviceIDs = strings.Split(val, ",")
+		case key == "driver":
+			req.Driver = val
+		case key == "capabilities":
+			req.Capabilities = [][]string{strings.Split(val, ",")}
+		default:
+			return nil, errdefs.InvalidParameter(fmt.Errorf("unexpected key %q", key))
+		}
+	}
+	return []container.DeviceRequest{req}, nil
 }
 
 // flagError names the flag a bad value was given to, as pflag does.
