@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,10 +139,11 @@ func (l *Listener) serve() {
 				l.drop(err.Error())
 				continue
 			}
-			if m.MainPID != 0 && m.MainPID != pid && !l.verify(m.MainPID) {
-				// A MAINPID= of a process outside the container is
-				// ignored, the rest of the message stands.
-				l.drop("MAINPID outside the container")
+			if m.MainPID != 0 && m.MainPID != ownPID(pid) {
+				// MAINPID= is in the sender's PID namespace: a sender may
+				// name itself, and a MAINPID= of another process is
+				// ignored; the rest of the message stands.
+				l.drop("MAINPID of another process")
 				m.MainPID = 0
 			}
 			l.handle(m, pid)
@@ -167,6 +170,26 @@ func credentials(oob []byte) (pid int, ok bool) {
 		}
 	}
 	return pid, ok
+}
+
+// ownPID is pid's number in its own PID namespace (the last of NSpid),
+// or 0 when it cannot be read.
+func ownPID(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
 }
 
 // allow takes a token from the bucket.

@@ -53,6 +53,15 @@ func NewTracker(record func(Entry)) *Tracker {
 	return &Tracker{record: record, now: time.Now}
 }
 
+// Restore takes the readiness a previous daemon recorded (a container
+// that kept running across a daemon restart): ready means READY=1 came.
+// The watchdog starts again with the sender's next WATCHDOG_USEC=.
+func (t *Tracker) Restore(ready bool, status string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ready, t.status = ready, status
+}
+
 // Health is the current health.
 func (t *Tracker) Health() string {
 	t.mu.Lock()
