@@ -50,7 +50,7 @@ type Daemon struct {
 	healthMonitors sync.Map
 	// notifiers holds each running container's notify socket, by ID.
 	notifiers sync.Map
-	closing        bool
+	closing   bool
 }
 
 // New opens the engine's state under cfg's paths, reconnects to the

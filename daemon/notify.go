@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,11 +22,6 @@ import (
 	"github.com/sdengine/engine/daemon/systemdprofile"
 	runconfigopts "github.com/sdengine/engine/runconfig/opts"
 )
-
-// NotifyLabel turns the engine's notify socket on ("true") or off
-// ("false") for a container; without it only systemd containers have one.
-// Our CLI's `run --sdnotify=container` sets it.
-const NotifyLabel = "io.sdengine.sdnotify"
 
 // ActionSdnotify is the container event that carries a notification's
 // fields as attributes (sdnotify.Message.Attributes), for the CLI that
@@ -46,7 +42,7 @@ type notifier struct {
 
 // notifyWanted says whether c gets a notify socket.
 func notifyWanted(c *container.Container) bool {
-	switch strings.ToLower(c.Config.Labels[NotifyLabel]) {
+	switch strings.ToLower(c.Config.Labels[sdnotify.Label]) {
 	case "true", "1", "yes", "container":
 		return true
 	case "false", "0", "no":
@@ -68,19 +64,20 @@ func (d *Daemon) applyNotify(c *container.Container, spec *specs.Spec) error {
 		return nil
 	}
 	dir := systemdprofile.RunHostDir(c.Root)
-	ours := false
-	for _, m := range spec.Mounts {
-		d := path.Clean(m.Destination)
-		switch {
-		case d == systemdprofile.RunHost && m.Source == dir:
-			ours = true
-		case d == systemdprofile.RunHost, strings.HasPrefix(systemdprofile.RunHost, d+"/") && d != "/",
-			strings.HasPrefix(d, systemdprofile.RunHost+"/"):
-			slog.Info("no notify socket: /run/host is the user's mount", "id", c.ID)
-			return nil
-		}
-	}
+	// The systemd profile's /run/host (below its /run tmpfs) is ours.
+	ours := slices.ContainsFunc(spec.Mounts, func(m specs.Mount) bool {
+		return path.Clean(m.Destination) == systemdprofile.RunHost && m.Source == dir
+	})
 	if !ours {
+		for _, m := range spec.Mounts {
+			d := path.Clean(m.Destination)
+			if d == systemdprofile.RunHost || (d != "/" && strings.HasPrefix(systemdprofile.RunHost, d+"/")) ||
+				strings.HasPrefix(d, systemdprofile.RunHost+"/") {
+				// The mount point would be made in the user's mount.
+				slog.Info("no notify socket: the user mounted /run/host, or above or below it", "id", c.ID, "mount", d)
+				return nil
+			}
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("notify socket: %w", err)
 		}
@@ -142,6 +139,10 @@ func (d *Daemon) initNotifyHealth(c *container.Container) {
 		return // the health check decides; notifications are events only
 	}
 	c.State.Health = &containertypes.Health{Status: containertypes.Starting, Log: []*containertypes.HealthcheckResult{}}
+	// A restarted daemon takes the readiness from the record.
+	if err := c.SaveLocked(); err != nil {
+		slog.Error("save notify health", "id", c.ID, "err", err)
+	}
 }
 
 // stopNotify closes c's socket at its exit (or a failed start). It does

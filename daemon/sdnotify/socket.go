@@ -15,6 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Label turns the engine's notify socket on ("true") or off ("false") for
+// a container; without it only systemd containers have one. Our CLI's
+// `run --sdnotify=container` sets it.
+const Label = "io.sdengine.sdnotify"
+
 // SocketName is the socket's name in its directory; the container sees
 // the directory at /run/host, so its $NOTIFY_SOCKET is /run/host/notify.
 const SocketName = "notify"
