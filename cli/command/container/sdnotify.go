@@ -157,9 +157,10 @@ func (r *notifyRelay) started() {
 	r.send(sdnotify.Message{})
 }
 
-// stopping is called when the unit stops the CLI.
+// stopping is called when the unit stops the CLI: the CLI says it in
+// every mode, since a container's systemd need not (252 does not).
 func (r *notifyRelay) stopping() {
-	if r != nil && r.mode != sdnotifyContainer {
+	if r != nil {
 		r.send(sdnotify.Message{Stopping: true})
 	}
 }

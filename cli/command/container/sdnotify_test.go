@@ -83,7 +83,10 @@ func TestSdnotifyRelay(t *testing.T) {
 	if got := recv(); got != "MAINPID="+pid+"\nSTATUS=up\nWATCHDOG_USEC=5\nREADY=1" {
 		t.Errorf("container relay: %q", got)
 	}
-	r.stopping() // the container's own STOPPING=1 is relayed instead
+	r.stopping()
+	if got := recv(); got != "MAINPID="+pid+"\nSTOPPING=1" {
+		t.Errorf("container stop: %q", got)
+	}
 
 	r = newNotifyRelay("healthy")
 	r.relay(events.Message{Action: "health_status: starting"})
