@@ -86,7 +86,7 @@ type Container struct {
 	// the daemon makes the container's notify socket (daemon/notify.go);
 	// empty when it has none. A restarted daemon listens there again.
 	NotifyDir string `json:",omitempty"`
-	State      State
+	State     State
 	// Network is the container's endpoint on the default bridge while it
 	// runs (its address, veth, namespace and published ports), so that a
 	// restarted daemon knows what a running container holds.
