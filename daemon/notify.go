@@ -244,12 +244,13 @@ func lastStatus(h *containertypes.Health) string {
 // made below it) names the container, with either cgroup driver
 // (<parent>/<id>/payload/..., docker-<id>.scope/...).
 func pidInContainer(pid int, id string) bool {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && cgroupIsContainers(string(b), id)
+}
+
+// cgroupIsContainers reads /proc/PID/cgroup's lines.
+func cgroupIsContainers(procCgroup, id string) bool {
+	sc := bufio.NewScanner(strings.NewReader(procCgroup))
 	for sc.Scan() {
 		// hierarchy-ID:controllers:path
 		parts := strings.SplitN(sc.Text(), ":", 3)

@@ -48,6 +48,11 @@ type Message struct {
 // ErrGarbage is returned for what is no notification at all.
 var ErrGarbage = errors.New("not a notification")
 
+// ErrNothingKnown is returned for a well-formed notification with no
+// field the engine understands (systemd 254's X_SYSTEMD_UNIT_ACTIVE=):
+// ignored without a word.
+var ErrNothingKnown = errors.New("no field the engine understands")
+
 // Parse reads a datagram: newline-separated KEY=VALUE lines. A datagram
 // that is too large, holds a NUL or invalid UTF-8, or a non-empty line
 // without '=' is garbage and changes nothing; a known key with a value it
@@ -100,7 +105,7 @@ func Parse(b []byte) (Message, error) {
 		}
 	}
 	if !known {
-		return m, fmt.Errorf("%w: no field the engine understands", ErrGarbage)
+		return m, ErrNothingKnown
 	}
 	return m, nil
 }

@@ -140,6 +140,9 @@ func (l *Listener) serve() {
 			l.drop("sender not in the container")
 		default:
 			m, err := Parse(buf[:n])
+			if errors.Is(err, ErrNothingKnown) {
+				continue
+			}
 			if err != nil {
 				l.drop(err.Error())
 				continue
