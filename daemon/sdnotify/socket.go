@@ -84,7 +84,15 @@ func Listen(dir string, verify Verify, handle Handler) (*Listener, error) {
 		return nil, fmt.Errorf("notify socket: bind in %s: %w", dir, err)
 	}
 	// Any user in the container may notify, as any process of a service
-	// may under systemd (NotifyAccess=all); Verify is the check.
+	// may under systemd (NotifyAccess=all); Verify is the check. Only a
+	// socket is chmodded: fchmodat follows a symlink, which only a
+	// container that can remount its /run/host (--privileged) could put
+	// there meanwhile.
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, SocketName, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		unix.Close(fd)
+		return nil, fmt.Errorf("notify socket: %s/%s is not the socket just bound (%v)", dir, SocketName, err)
+	}
 	if err := unix.Fchmodat(dfd, SocketName, 0o666, 0); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("notify socket: %w", err)
