@@ -113,7 +113,7 @@ func (d *Daemon) startNotify(c *container.Container, restored bool) error {
 	n := &notifier{}
 	n.tr = sdnotify.NewTracker(func(e sdnotify.Entry) { d.recordNotify(c, n, e) })
 	if restored && c.State.Health != nil {
-		n.tr.Restore(c.State.Health.Status == containertypes.Healthy, lastStatus(c.State.Health))
+		n.tr.Restore(string(c.State.Health.Status), lastStatus(c.State.Health))
 	}
 	l, err := sdnotify.Listen(c.NotifyDir, func(pid int) bool { return pidInContainer(pid, c.ID) }, func(m sdnotify.Message, pid int) {
 		d.handleNotify(c, n, m)

@@ -133,6 +133,18 @@ func TestTracker(t *testing.T) {
 	if tr.Apply(Message{Status: "after", HasStatus: true}) {
 		t.Fatal("recorded after Close")
 	}
+
+	// A restarted daemon's tracker takes the recorded health.
+	tr = NewTracker(rec.add)
+	defer tr.Close()
+	tr.Restore(Unhealthy, "up")
+	if tr.Health() != Unhealthy {
+		t.Fatal(tr.Health())
+	}
+	tr.Apply(Message{Watchdog: true})
+	if e := rec.last(); e.Health != Healthy || !strings.Contains(e.Output, "STATUS=up") {
+		t.Fatalf("%+v", e)
+	}
 }
 
 // send sends b to the socket at path, with descriptors fds.

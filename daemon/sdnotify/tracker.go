@@ -53,13 +53,17 @@ func NewTracker(record func(Entry)) *Tracker {
 	return &Tracker{record: record, now: time.Now}
 }
 
-// Restore takes the readiness a previous daemon recorded (a container
-// that kept running across a daemon restart): ready means READY=1 came.
-// The watchdog starts again with the sender's next WATCHDOG_USEC=.
-func (t *Tracker) Restore(ready bool, status string) {
+// Restore takes the health a previous daemon recorded (a container that
+// kept running across a daemon restart): healthy or unhealthy mean
+// READY=1 came, unhealthy that the watchdog lapsed (the next WATCHDOG=1
+// ends it). The watchdog starts again with the sender's next
+// WATCHDOG_USEC=.
+func (t *Tracker) Restore(health, status string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.ready, t.status = ready, status
+	t.ready = health == Healthy || health == Unhealthy
+	t.lapsed = health == Unhealthy
+	t.status = status
 }
 
 // Health is the current health.
