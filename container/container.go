@@ -82,7 +82,11 @@ type Container struct {
 	// JournalDir is the host directory shared as the container's journal
 	// (systemd profile); removed with the container.
 	JournalDir string `json:",omitempty"`
-	State      State
+	// NotifyDir is the host directory, bound read-only at /run/host, where
+	// the daemon makes the container's notify socket (daemon/notify.go);
+	// empty when it has none. A restarted daemon listens there again.
+	NotifyDir string `json:",omitempty"`
+	State     State
 	// Network is the container's endpoint on the default bridge while it
 	// runs (its address, veth, namespace and published ports), so that a
 	// restarted daemon knows what a running container holds.

@@ -51,7 +51,9 @@ type Daemon struct {
 	execs   map[string]*execConfig      // exec instances, by exec ID
 	// healthMonitors holds each running container's health checks, by ID.
 	healthMonitors sync.Map
-	closing        bool
+	// notifiers holds each running container's notify socket, by ID.
+	notifiers sync.Map
+	closing   bool
 }
 
 // New opens the engine's state under cfg's paths, reconnects to the
@@ -147,6 +149,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	d.mu.Unlock()
 	if d.cfg.LiveRestore {
 		slog.Info("live-restore: leaving containers running", "count", len(ids))
+		d.closeNotifiers()
 		d.closeNetworks(len(ids) == 0)
 		return
 	}

@@ -245,6 +245,9 @@ func (d *Daemon) adopt(c *container.Container, task execdriver.Task, wasRunning 
 	d.tasks[c.ID] = task
 	d.mu.Unlock()
 	d.restoreNetwork(c)
+	if err := d.startNotify(c, true); err != nil {
+		slog.Error("recovery: notify socket", "id", c.ID, "err", err)
+	}
 	if !wasRunning {
 		if rootfs, err := d.images.Mount(c.ID); err == nil {
 			// The mount is the one the shim runs on: Mount returns it.

@@ -84,6 +84,7 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 	go d.monitor(c, task)
 	d.containerEvent(c, eventtypes.ActionStart, nil)
 	d.startHealth(c, task)
+	d.initNotifyHealth(c)
 	return false, nil
 }
 
@@ -129,6 +130,16 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 	if err := d.applyHooks(c, spec); err != nil {
 		return nil, err
 	}
+	// The socket is there before the process runs; its messages wait for
+	// c's lock, so they are recorded once the start is.
+	if err := d.startNotify(c, false); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			d.stopNotify(c)
+		}
+	}()
 	t0 := time.Now()
 	task, err = d.driver.Create(ctx, execdriver.CreateOptions{
 		ID:            c.ID,
@@ -180,6 +191,9 @@ func (d *Daemon) buildSpec(c *container.Container, rootfs string) (*specs.Spec, 
 		if err := d.applySystemdProfile(c, rootfs, spec); err != nil {
 			return nil, err
 		}
+	}
+	if err := d.applyNotify(c, spec); err != nil {
+		return nil, err
 	}
 	return spec, nil
 }
@@ -246,6 +260,7 @@ func (d *Daemon) handleExit(c *container.Container, st execdriver.ExitStatus, er
 	shuttingDown := d.closing
 	d.mu.Unlock()
 	d.stopHealth(c)
+	d.stopNotify(c)
 	// The restart policy decides, unless the user restarts the container
 	// (docker restart starts it itself) or the daemon is going away.
 	var restartAfter <-chan error

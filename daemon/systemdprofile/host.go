@@ -44,7 +44,7 @@ var auditCaps = []string{"CAP_AUDIT_CONTROL", "CAP_AUDIT_READ", "CAP_AUDIT_WRITE
 // only its copy. It returns the directory and the container_host_*
 // variables of the host's os-release.
 func prepareRunHost(r Rootfs) (dir string, env []string, err error) {
-	dir = filepath.Join(r.StateDir, "run-host")
+	dir = RunHostDir(r.StateDir)
 	// A restart rewrites it: the host may have been upgraded meanwhile.
 	if err := os.RemoveAll(dir); err != nil {
 		return "", nil, fmt.Errorf("run/host: %w", err)
@@ -67,6 +67,10 @@ func prepareRunHost(r Rootfs) (dir string, env []string, err error) {
 	}
 	return dir, env, nil
 }
+
+// RunHostDir is the directory bound at /run/host, in a container's state
+// directory: the daemon's notify socket is made there too.
+func RunHostDir(stateDir string) string { return filepath.Join(stateDir, "run-host") }
 
 // readHostOSRelease reads the host's os-release: path, or the first of
 // hostOSReleaseFiles that exists. A host without one gets no os-release
@@ -135,10 +139,11 @@ func unquote(v string) string {
 	return v
 }
 
-// runHostMount binds the prepared directory read-only at /run/host, after
+// RunHostMount binds the prepared directory read-only at /run/host, after
 // the /run tmpfs (Apply sorts parents first); the interface wants the
-// hierarchy immutable for the container.
-func runHostMount(dir string) specs.Mount {
+// hierarchy immutable for the container. The daemon binds one for the
+// notify socket of a container without the profile too.
+func RunHostMount(dir string) specs.Mount {
 	return specs.Mount{Destination: RunHost, Type: "bind", Source: dir, Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}}
 }
 

@@ -83,7 +83,7 @@ func Apply(s *specs.Spec, o Options) {
 		add = append(add, specs.Mount{Destination: dst, Type: "bind", Source: dir, Options: []string{"rbind", "rw"}})
 	}
 	if dir := o.Prepared.RunHostDir; dir != "" {
-		add = append(add, runHostMount(dir))
+		add = append(add, RunHostMount(dir))
 	}
 	s.Mounts = append(s.Mounts, add...)
 	// Parents before children, whoever added them: the /run tmpfs must not

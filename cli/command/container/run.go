@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/sdengine/engine/cli/command"
+	"github.com/sdengine/engine/daemon/sdnotify"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/spf13/cobra"
 )
@@ -16,12 +18,13 @@ import (
 func NewRunCommand(cli *command.Cli) *cobra.Command {
 	var o containerOptions
 	var detach, rm, sigProxy bool
+	var sdnotifyMode string
 	cmd := &cobra.Command{
 		Use:   "run [OPTIONS] IMAGE [COMMAND] [ARG...]",
 		Short: "Create and run a new container from an image",
 		Args:  command.RequiresMinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runContainer(cmd, cli, &o, args, detach, rm, sigProxy)
+			return runContainer(cmd, cli, &o, args, detach, rm, sigProxy, sdnotifyMode)
 		},
 	}
 	fs := cmd.Flags()
@@ -29,18 +32,30 @@ func NewRunCommand(cli *command.Cli) *cobra.Command {
 	fs.BoolVarP(&detach, "detach", "d", false, "Run container in background and print container ID")
 	fs.BoolVar(&rm, "rm", false, "Automatically remove the container and its associated anonymous volumes when it exits")
 	fs.BoolVar(&sigProxy, "sig-proxy", true, "Proxy received signals to the process")
+	fs.StringVar(&sdnotifyMode, "sdnotify", "", "Under a Type=notify systemd unit: what to tell it (container|conmon|healthy|ignore; default conmon)")
 	o.addFlags(fs)
 	return cmd
 }
 
-func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, args []string, detach, rm, sigProxy bool) error {
+func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, args []string, detach, rm, sigProxy bool, sdnotifyMode string) error {
 	if detach && len(o.attach) > 0 {
 		return command.RunFailure(cmd, errdefs.InvalidParameter(errors.New("conflicting options: cannot specify both --attach and --detach")))
+	}
+	if err := checkSdnotifyMode(sdnotifyMode); err != nil {
+		return command.RunFailure(cmd, err)
 	}
 	p, err := o.parse(cmd.Flags(), args)
 	if err != nil {
 		return command.RunFailure(cmd, err)
 	}
+	if sdnotifyMode == sdnotifyContainer {
+		// The container gets a notify socket, systemd in it or not.
+		if p.config.Labels == nil {
+			p.config.Labels = map[string]string{}
+		}
+		p.config.Labels[sdnotify.Label] = "true"
+	}
+	relay := newNotifyRelay(sdnotifyMode)
 	if detach {
 		// Nothing is attached in the background.
 		p.config.AttachStdin, p.config.AttachStdout, p.config.AttachStderr, p.config.StdinOnce = false, false, false, false
@@ -75,18 +90,27 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 		if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 			return runStartFailure(cmd, err)
 		}
+		// In the background only conmon's READY=1 can be told: nothing
+		// stays to relay the container's own notifications.
+		if relay != nil && relay.mode == sdnotifyConmon {
+			relay.started()
+		}
 		fmt.Fprintln(cli.Out(), id)
 		return nil
 	}
 	return attachStartWait(ctx, cli, id, p.config.Tty, p.config.AttachStdin, p.config.AttachStdout, p.config.AttachStderr, rm, sigProxy,
-		func(err error) error { return runStartFailure(cmd, err) })
+		func(err error) error { return runStartFailure(cmd, err) }, relay)
 }
 
 // attachStartWait is the foreground part shared by "run" and "start -a":
 // attach first so no output is lost, register the wait before starting so
 // a quick exit is not missed, start, stream, and return the exit status.
 // fail words attach/start errors for the calling command.
-func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, out, errOut, autoRemove, sigProxy bool, fail func(error) error) error {
+//
+// relay, when not nil, tells the systemd unit that started the CLI about
+// the container (--sdnotify), and a SIGTERM or SIGINT then stops the
+// container with its own stop signal and timeout (systemctl stop).
+func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, out, errOut, autoRemove, sigProxy bool, fail func(error) error, relay *notifyRelay) error {
 	c, err := cli.Client()
 	if err != nil {
 		return err
@@ -115,15 +139,20 @@ func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, 
 	defer hijack.Close()
 
 	statusC := waitExit(ctx, c, id, autoRemove)
+	relay.watch(ctx, c, id, time.Now())
 	if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return fail(err)
 	}
+	relay.started()
 	if tty && cli.Out().IsTerminal() {
 		monitorTTYSize(ctx, cli, func(ctx context.Context, o container.ResizeOptions) error {
 			return c.ContainerResize(ctx, id, o)
 		})
 	}
-	if sigProxy && !tty {
+	switch {
+	case relay != nil:
+		stopOnSignal(ctx, c, id, relay)
+	case sigProxy && !tty:
 		proxySignals(ctx, c, id)
 	}
 	if err := pump(cli, hijack, s); err != nil && !errors.Is(err, io.EOF) {

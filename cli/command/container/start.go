@@ -32,7 +32,7 @@ func NewStartCommand(cli *command.Cli) *cobra.Command {
 				}
 				in := interactive && info.Config.OpenStdin
 				return attachStartWait(ctx, cli, info.ID, info.Config.Tty, in, attach, attach,
-					info.HostConfig.AutoRemove, true, func(err error) error { return err })
+					info.HostConfig.AutoRemove, true, func(err error) error { return err }, nil)
 			}
 			return forEach(cli, args, func(ctx context.Context, name string) error {
 				return c.ContainerStart(ctx, name, container.StartOptions{})

@@ -143,6 +143,47 @@ func proxySignals(ctx context.Context, c *client.Client, id string) {
 	}()
 }
 
+// stopOnSignal is a unit's `systemctl stop` for a container run under
+// it: SIGTERM (or SIGINT) stops the container the way `docker stop` does,
+// with the container's own stop signal (SIGRTMIN+3 for systemd) and
+// timeout, instead of passing SIGTERM on, which systemd takes as a
+// request to re-execute itself. Other signals are passed on.
+func stopOnSignal(ctx context.Context, c *client.Client, id string, relay *notifyRelay) {
+	ch := make(chan os.Signal, 16)
+	signal.Notify(ch)
+	go func() {
+		defer signal.Stop(ch)
+		stopping := false
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-ch:
+				sig, ok := s.(unix.Signal)
+				if !ok || sig == unix.SIGCHLD || sig == unix.SIGPIPE || sig == unix.SIGURG || sig == unix.SIGWINCH {
+					continue
+				}
+				if sig != unix.SIGTERM && sig != unix.SIGINT {
+					if err := c.ContainerKill(ctx, id, strconv.Itoa(int(sig))); err != nil {
+						slog.Debug("forwarding signal", "signal", sig, "err", err)
+					}
+					continue
+				}
+				if stopping {
+					continue
+				}
+				stopping = true
+				relay.stopping()
+				go func() {
+					if err := c.ContainerStop(ctx, id, container.StopOptions{}); err != nil {
+						slog.Warn("stop on "+sig.String(), "id", id, "err", err)
+					}
+				}()
+			}
+		}
+	}()
+}
+
 // waitExit starts waiting for the container before it is started, so that
 // a fast exit is never missed; with autoRemove it waits for the removal,
 // so that "docker run --rm" returns only once the container is gone.

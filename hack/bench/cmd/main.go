@@ -148,6 +148,11 @@ func run(o *options) error {
 				benchSystemd(ctx, o, es, rs)
 			}
 		}},
+		{"sdready", func() {
+			if o.systemdTar != "" {
+				benchSystemdReady(ctx, o, es, rs)
+			}
+		}},
 	}
 	for _, s := range steps {
 		if !o.want(s.name) || ctx.Err() != nil {
