@@ -7,21 +7,24 @@ import (
 	"io"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/sdengine/engine/api/fdpass"
 	"github.com/sdengine/engine/cli/command"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // NewRunCommand is "docker run" (also "docker container run").
 func NewRunCommand(cli *command.Cli) *cobra.Command {
 	var o containerOptions
 	var detach, rm, sigProxy bool
+	var preserveFds int
 	cmd := &cobra.Command{
 		Use:   "run [OPTIONS] IMAGE [COMMAND] [ARG...]",
 		Short: "Create and run a new container from an image",
 		Args:  command.RequiresMinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runContainer(cmd, cli, &o, args, detach, rm, sigProxy)
+			return runContainer(cmd, cli, &o, args, detach, rm, sigProxy, preserveFds)
 		},
 	}
 	fs := cmd.Flags()
@@ -29,11 +32,12 @@ func NewRunCommand(cli *command.Cli) *cobra.Command {
 	fs.BoolVarP(&detach, "detach", "d", false, "Run container in background and print container ID")
 	fs.BoolVar(&rm, "rm", false, "Automatically remove the container and its associated anonymous volumes when it exits")
 	fs.BoolVar(&sigProxy, "sig-proxy", true, "Proxy received signals to the process")
+	addPreserveFdsFlag(fs, &preserveFds)
 	o.addFlags(fs)
 	return cmd
 }
 
-func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, args []string, detach, rm, sigProxy bool) error {
+func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, args []string, detach, rm, sigProxy bool, preserveFds int) error {
 	if detach && len(o.attach) > 0 {
 		return command.RunFailure(cmd, errdefs.InvalidParameter(errors.New("conflicting options: cannot specify both --attach and --detach")))
 	}
@@ -63,6 +67,15 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 	if err != nil {
 		return command.RunFailure(cmd, err)
 	}
+	// Descriptors for the container (socket activation, --preserve-fds)
+	// that cannot be passed are an error before anything is created.
+	pass, err := command.PassPlan(preserveFds)
+	if err == nil {
+		err = cli.CheckCanPass(pass)
+	}
+	if err != nil {
+		return command.RunFailure(cmd, err)
+	}
 	ctx := cmd.Context()
 	resp, err := createContainerWithInit(ctx, c, p, o.name)
 	if err != nil {
@@ -72,13 +85,13 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 	id := resp.ID
 
 	if detach {
-		if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		if err := startContainer(ctx, cli, id, pass); err != nil {
 			return runStartFailure(cmd, err)
 		}
 		fmt.Fprintln(cli.Out(), id)
 		return nil
 	}
-	return attachStartWait(ctx, cli, id, p.config.Tty, p.config.AttachStdin, p.config.AttachStdout, p.config.AttachStderr, rm, sigProxy,
+	return attachStartWait(ctx, cli, id, p.config.Tty, p.config.AttachStdin, p.config.AttachStdout, p.config.AttachStderr, rm, sigProxy, pass,
 		func(err error) error { return runStartFailure(cmd, err) })
 }
 
@@ -86,7 +99,7 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 // attach first so no output is lost, register the wait before starting so
 // a quick exit is not missed, start, stream, and return the exit status.
 // fail words attach/start errors for the calling command.
-func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, out, errOut, autoRemove, sigProxy bool, fail func(error) error) error {
+func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, out, errOut, autoRemove, sigProxy bool, pass fdpass.Request, fail func(error) error) error {
 	c, err := cli.Client()
 	if err != nil {
 		return err
@@ -115,7 +128,7 @@ func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, 
 	defer hijack.Close()
 
 	statusC := waitExit(ctx, c, id, autoRemove)
-	if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+	if err := startContainer(ctx, cli, id, pass); err != nil {
 		return fail(err)
 	}
 	if tty && cli.Out().IsTerminal() {
@@ -141,4 +154,24 @@ func runStartFailure(cmd *cobra.Command, err error) error {
 	se := command.RunFailure(cmd, err).(command.StatusError)
 	se.StatusCode = startErrorStatus(err)
 	return se
+}
+
+// startContainer starts id, passing the descriptors pass names with the
+// request (api/fdpass), or as the stock CLI does when there are none.
+func startContainer(ctx context.Context, cli *command.Cli, id string, pass fdpass.Request) error {
+	if pass.Files > 0 {
+		return cli.StartWithFiles(ctx, id, pass)
+	}
+	c, err := cli.Client()
+	if err != nil {
+		return err
+	}
+	return c.ContainerStart(ctx, id, container.StartOptions{})
+}
+
+// addPreserveFdsFlag is Podman's --preserve-fds: the container's process
+// gets the CLI's descriptors 3 .. 3+N-1 (socket activation's, when the CLI
+// was socket-activated, come first in any case).
+func addPreserveFdsFlag(fs *pflag.FlagSet, n *int) {
+	fs.IntVar(n, "preserve-fds", 0, "Pass N additional file descriptors of the CLI (3 to 3+N-1) to the container's process (unix socket only)")
 }
