@@ -123,4 +123,3 @@ func passedFds(files *fdpass.Files) []*os.File {
 	}
 	return files.Fds
 }
-
