@@ -246,3 +246,47 @@ func TestStartPreserveFds(t *testing.T) {
 		t.Fatalf("read %q from the container", b[:n])
 	}
 }
+
+// TestSocketUnitNestedHost: a real .socket unit in a booted systemd host,
+// whose service runs our CLI's `docker run` against the engine in that
+// host. The first connection starts the service, the CLI passes the
+// socket on, and the container accepts the connection and answers it.
+func TestSocketUnitNestedHost(t *testing.T) {
+	h := startNestedHost(t)
+	server := buildFd3Server(t)
+	copyFile(t, server, filepath.Join(h.Dir, "fd3server"))
+	if err := os.Chmod(filepath.Join(h.Dir, "fd3server"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	units := `cat >/run/systemd/system/itsa.socket <<'UNIT'
+[Socket]
+ListenStream=127.0.0.1:8099
+FileDescriptorName=web
+UNIT
+cat >/run/systemd/system/itsa.service <<'UNIT'
+[Service]
+ExecStart=/sdengine/bin/docker -H unix:///run/itd.sock run --rm --network none -v /itm/fd3server:/fd3server:ro busybox /fd3server
+UNIT
+systemctl daemon-reload && systemctl start itsa.socket`
+	h.MustIn("sh", "-c", units)
+	if st := strings.TrimSpace(h.In("systemctl", "is-active", "itsa.service").Stdout); st != "inactive" {
+		t.Errorf("itsa.service before the first connection: %s", st)
+	}
+	r := h.In("timeout", "60", "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8099 && cat <&3")
+	if want := "hello LISTEN_FDS=1 LISTEN_PID=1 LISTEN_FDNAMES=web pid=1\n"; r.Code != 0 || r.Stdout != want {
+		t.Fatalf("first connection: %s, want %q\n%s", r, want, h.In("journalctl", "-u", "itsa.service", "-u", "it-dockerd", "--no-pager").Stdout)
+	}
+	// The container served its one connection and exited; so did the
+	// CLI, and the service with it, cleanly.
+	for i := 0; ; i++ {
+		st := strings.TrimSpace(h.In("systemctl", "is-active", "itsa.service").Stdout)
+		if st == "inactive" {
+			break
+		}
+		if st == "failed" || i > 200 {
+			t.Fatalf("itsa.service after the container exited: %s\n%s", st, h.In("journalctl", "-u", "itsa.service", "--no-pager").Stdout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.MustIn("systemctl", "stop", "itsa.socket")
+}

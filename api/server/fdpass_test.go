@@ -16,6 +16,7 @@ import (
 
 	"github.com/sdengine/engine/api/fdpass"
 	"github.com/sdengine/engine/api/server/backend"
+	"github.com/sdengine/engine/api/server/httputils"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
 )
 
@@ -187,3 +188,48 @@ func TestStartWithFilesOverTCPIsRefused(t *testing.T) {
 }
 
 func waitBriefly() { _, _ = unix.Poll(nil, 5) }
+
+// The peer's shutdown of its side reads as io.EOF, as from any net.Conn
+// (the end of an attach's stdin).
+func TestFDConnEOF(t *testing.T) {
+	a, b, err := unixPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c := &httputils.FDConn{UnixConn: a}
+	defer c.Close()
+	if _, err := b.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.CloseWrite()
+	buf := make([]byte, 8)
+	if n, err := c.Read(buf); n != 1 || err != nil {
+		t.Fatalf("first read: %d %v", n, err)
+	}
+	if n, err := c.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("read after the peer's shutdown: %d %v, want io.EOF", n, err)
+	}
+}
+
+func unixPair() (*net.UnixConn, *net.UnixConn, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn := func(fd int) (*net.UnixConn, error) {
+		f := os.NewFile(uintptr(fd), "pair")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			return nil, err
+		}
+		return c.(*net.UnixConn), nil
+	}
+	a, err := conn(fds[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := conn(fds[1])
+	return a, b, err
+}

@@ -2,6 +2,8 @@ package httputils
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -52,6 +54,13 @@ func (c *FDConn) Read(p []byte) (int, error) {
 	if flags&unix.MSG_CTRUNC != 0 {
 		// The kernel closed what did not fit; the count will not match.
 		slog.Debug("API: descriptors sent beyond the limit were dropped", "max", fdpass.MaxFiles)
+	}
+	if errors.Is(err, io.EOF) || (n == 0 && err == nil && len(p) > 0) {
+		// ReadMsgUnix wraps the end of the stream in a *net.OpError
+		// where Read returns io.EOF itself, which is what its readers
+		// compare with: a client's end of stdin (CloseWrite on an
+		// attach) must read as EOF.
+		return n, io.EOF
 	}
 	return n, err
 }
