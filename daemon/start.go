@@ -11,6 +11,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sdengine/engine/api/fdpass"
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
@@ -25,6 +26,12 @@ import (
 // hand off to the exec driver (whose shim runs the hooks), connect the
 // attachers that were waiting, let the process run, watch for its exit.
 func (d *Daemon) ContainerStart(ctx context.Context, name string) error {
+	return d.containerStart(ctx, name, nil)
+}
+
+// containerStart is a start by the user, with the descriptors the client
+// passed for the first process (nil: none).
+func (d *Daemon) containerStart(ctx context.Context, name string, files *fdpass.Files) error {
 	c, err := d.containers.Get(name)
 	if err != nil {
 		return err
@@ -36,7 +43,7 @@ func (d *Daemon) ContainerStart(ctx context.Context, name string) error {
 		c.HasBeenManuallyStopped = false
 	}
 	c.Unlock()
-	autoRemove, err := d.start(ctx, c)
+	autoRemove, err := d.start(ctx, c, files)
 	if err != nil && autoRemove {
 		// Docker removes a --rm container whose start failed; a client
 		// waiting for its removal would wait forever otherwise.
@@ -45,7 +52,7 @@ func (d *Daemon) ContainerStart(ctx context.Context, name string) error {
 	return err
 }
 
-func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove bool, retErr error) {
+func (d *Daemon) start(ctx context.Context, c *container.Container, files *fdpass.Files) (autoRemove bool, retErr error) {
 	c.Lock()
 	defer c.Unlock()
 	switch c.State.Status {
@@ -63,7 +70,7 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 	if closing {
 		return false, errdefs.Unavailable(fmt.Errorf("the daemon is shutting down"))
 	}
-	task, err := d.startLocked(ctx, c)
+	task, err := d.startLocked(ctx, c, files)
 	if err != nil {
 		c.State.SetStartFailed(execdriver.StartExitCode(err), err.Error())
 		if serr := c.SaveLocked(); serr != nil {
@@ -91,7 +98,10 @@ func (d *Daemon) start(ctx context.Context, c *container.Container) (autoRemove 
 // startLocked runs the start path: image → rootfs → spec (with the
 // systemd profile applied in one step) → hooks → exec driver. The caller
 // registers the machine once the process runs.
-func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task execdriver.Task, retErr error) {
+//
+// files are the descriptors the client passed for the first process, if
+// any (api/fdpass).
+func (d *Daemon) startLocked(ctx context.Context, c *container.Container, files *fdpass.Files) (task execdriver.Task, retErr error) {
 	rootfs, err := d.images.Mount(c.ID)
 	if err != nil {
 		return nil, fmt.Errorf("mount container rootfs: %w", err)
@@ -127,6 +137,9 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 	if err != nil {
 		return nil, err
 	}
+	if err := applyPassedFiles(c, spec, files); err != nil {
+		return nil, err
+	}
 	if err := d.applyHooks(c, spec); err != nil {
 		return nil, err
 	}
@@ -150,6 +163,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container) (task 
 		ConsoleHeight: consoleDim(c, 0),
 		ConsoleWidth:  consoleDim(c, 1),
 		Log:           logInfo(c),
+		ExtraFiles:    passedFds(files),
 	})
 	if err != nil {
 		if derr := d.driver.Delete(c.ID); derr != nil {
@@ -303,7 +317,7 @@ func (d *Daemon) restartByPolicy(c *container.Container, after <-chan error) {
 	err := <-after
 	startFailed := false
 	if err == nil {
-		_, err = d.start(context.Background(), c)
+		_, err = d.start(context.Background(), c, nil)
 		if err != nil {
 			startFailed = true
 			slog.Warn("restart policy: start failed", "id", c.ID, "err", err)
@@ -349,7 +363,7 @@ func (d *Daemon) restartOnBoot() {
 		}
 		slog.Info("restart policy: starting container on daemon start", "id", c.ID, "policy", c.HostConfig.RestartPolicy.Name)
 		go func() {
-			if _, err := d.start(context.Background(), c); err != nil {
+			if _, err := d.start(context.Background(), c, nil); err != nil {
 				slog.Error("restart policy: start on daemon start", "id", c.ID, "err", err)
 			}
 		}()

@@ -217,13 +217,19 @@ func TestNoMachinedWithoutSystemd(t *testing.T) {
 
 const systemdHostImage = "it-systemd-host"
 
-// TestMachinedNestedSystemdHost is the full path (notes 4a): a Debian
-// "systemd host" booted by our engine with --init=systemd; a second engine
-// inside it, as a Delegate=yes unit, picks the systemd cgroup driver
-// (the host runs systemd), puts its container in machine.slice as
-// docker-<id>.scope and registers it; machined lists it while it runs and
-// not after it stops.
-func TestMachinedNestedSystemdHost(t *testing.T) {
+// nestedHost is a Debian "systemd host" booted by our engine with
+// --init=systemd (privileged), running a second engine as a Delegate=yes
+// unit (it-dockerd.service, on /run/itd.sock) with busybox loaded. The
+// tree's bin/ is at /sdengine/bin, Dir at /itm.
+type nestedHost struct {
+	t   *testing.T
+	ID  string // the host container, in the shared daemon
+	Dir string
+}
+
+// startNestedHost boots the host and its engine; both go at cleanup.
+func startNestedHost(t *testing.T) *nestedHost {
+	t.Helper()
 	testenv.Require(t, !testing.Short(), "a run without -short (it builds and boots a systemd host)")
 	var stderr strings.Builder
 	cmd := exec.Command(repoRoot + "/hack/images/systemd-host.sh")
@@ -239,64 +245,87 @@ func TestMachinedNestedSystemdHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	copyFile(t, busyboxTar, filepath.Join(dir, "busybox.tar"))
 	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	host := remember(shared.MustCLI(t, "run", "-d", "--privileged", "--init=systemd",
+	h := &nestedHost{t: t, Dir: dir}
+	h.ID = remember(shared.MustCLI(t, "run", "-d", "--privileged", "--init=systemd",
 		"-v", filepath.Join(repoRoot, "bin")+":/sdengine/bin:ro", "-v", dir+":/itm", systemdHostImage))
-	defer func() {
+	t.Cleanup(func() {
 		// Halting the host stops everything inside it, the inner engine
 		// and its containers included; their mounts live and die in the
 		// host's mount namespace.
-		shared.CLI("exec", host, "systemctl", "stop", "it-dockerd.service")
-		if r := shared.CLI("rm", "-f", host); r.Code != 0 {
+		shared.CLI("exec", h.ID, "systemctl", "stop", "it-dockerd.service")
+		if r := shared.CLI("rm", "-f", h.ID); r.Code != 0 {
 			t.Errorf("rm host: %s", r)
 		}
-	}()
-	in := func(args ...string) Result { return shared.CLI(append([]string{"exec", host}, args...)...) }
-	mustIn := func(args ...string) string {
-		t.Helper()
-		r := in(args...)
-		if r.Code != 0 {
-			t.Fatalf("in host: %s: %s\nhost log:\n%s", strings.Join(args, " "), r, shared.CLI("logs", host).Stdout)
-		}
-		return strings.TrimSpace(r.Stdout)
-	}
-	waitBooted(t, host)
+	})
+	waitBooted(t, h.ID)
 
-	mustIn("systemd-run", "--unit=it-dockerd", "-p", "Delegate=yes", "-p", "KillMode=mixed",
+	h.MustIn("systemd-run", "--unit=it-dockerd", "-p", "Delegate=yes", "-p", "KillMode=mixed",
 		"/sdengine/bin/dockerd", "-H", "unix:///run/itd.sock", "--data-root", "/itm/root",
 		"--exec-root", "/run/itd", "--pidfile", "/run/itd.pid", "--config-file", "/itm/daemon.json", "-D")
-	inner := func(args ...string) Result {
-		return in(append([]string{"/sdengine/bin/docker", "-H", "unix:///run/itd.sock"}, args...)...)
-	}
-	mustInner := func(args ...string) string {
-		t.Helper()
-		r := inner(args...)
-		if r.Code != 0 {
-			t.Fatalf("inner docker %s: %s\ninner log:\n%s", strings.Join(args, " "), r,
-				in("journalctl", "-u", "it-dockerd", "--no-pager").Stdout)
-		}
-		return strings.TrimSpace(r.Stdout)
-	}
-	for i := 0; inner("version").Code != 0; i++ {
+	for i := 0; h.Inner("version").Code != 0; i++ {
 		if i > 200 {
-			t.Fatalf("inner dockerd did not come up: %s", in("journalctl", "-u", "it-dockerd", "--no-pager").Stdout)
+			t.Fatalf("inner dockerd did not come up: %s", h.In("journalctl", "-u", "it-dockerd", "--no-pager").Stdout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	defer func() {
-		if ids := strings.Fields(inner("ps", "-aq").Stdout); len(ids) > 0 {
-			inner(append([]string{"rm", "-f"}, ids...)...)
+	t.Cleanup(func() {
+		if ids := strings.Fields(h.Inner("ps", "-aq").Stdout); len(ids) > 0 {
+			h.Inner(append([]string{"rm", "-f"}, ids...)...)
 		}
-	}()
+	})
+	h.MustInner("import", "-c", `CMD ["sh"]`, "/itm/busybox.tar", "busybox")
+	return h
+}
+
+// In runs a command in the host.
+func (h *nestedHost) In(args ...string) Result {
+	return shared.CLI(append([]string{"exec", h.ID}, args...)...)
+}
+
+// MustIn runs a command in the host and fails the test unless it exits 0.
+func (h *nestedHost) MustIn(args ...string) string {
+	h.t.Helper()
+	r := h.In(args...)
+	if r.Code != 0 {
+		h.t.Fatalf("in host: %s: %s\nhost log:\n%s", strings.Join(args, " "), r, shared.CLI("logs", h.ID).Stdout)
+	}
+	return strings.TrimSpace(r.Stdout)
+}
+
+// Inner runs our CLI in the host against the inner engine.
+func (h *nestedHost) Inner(args ...string) Result {
+	return h.In(append([]string{"/sdengine/bin/docker", "-H", "unix:///run/itd.sock"}, args...)...)
+}
+
+// MustInner is Inner that fails the test unless it exits 0.
+func (h *nestedHost) MustInner(args ...string) string {
+	h.t.Helper()
+	r := h.Inner(args...)
+	if r.Code != 0 {
+		h.t.Fatalf("inner docker %s: %s\ninner log:\n%s", strings.Join(args, " "), r,
+			h.In("journalctl", "-u", "it-dockerd", "--no-pager").Stdout)
+	}
+	return strings.TrimSpace(r.Stdout)
+}
+
+// TestMachinedNestedSystemdHost is the full path (notes 4a): a Debian
+// "systemd host" booted by our engine with --init=systemd; a second engine
+// inside it, as a Delegate=yes unit, picks the systemd cgroup driver
+// (the host runs systemd), puts its container in machine.slice as
+// docker-<id>.scope and registers it; machined lists it while it runs and
+// not after it stops.
+func TestMachinedNestedSystemdHost(t *testing.T) {
+	h := startNestedHost(t)
+	in, mustIn, inner, mustInner := h.In, h.MustIn, h.Inner, h.MustInner
 	if drv := mustInner("info", "--format", "{{.CgroupDriver}}"); drv != "systemd" {
 		t.Errorf("inner CgroupDriver %q on a systemd host", drv)
 	}
-	mustInner("import", "-c", `CMD ["sh"]`, "/itm/busybox.tar", "busybox")
 
 	id := mustInner("run", "-d", "--name", "inner_web", "busybox", "sleep", "60")
 	listed := func() bool {

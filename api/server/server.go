@@ -91,7 +91,11 @@ func (s *Server) Serve(l net.Listener) error {
 		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
 		IdleTimeout:       s.limits.IdleTimeout,
 		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
+		// A start may come with descriptors for the container
+		// (api/fdpass), which only a unix connection carries.
+		ConnContext: httputils.WithConn,
 	}
+	l = httputils.FDListener{Listener: l}
 	if s.limits.MaxPending > 0 {
 		g := newConnGate(l, s.limits.MaxPending, s.limits.EvictAfter)
 		srv.ConnState = g.state

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -18,6 +19,10 @@ type CreateOptions struct {
 	Tty, OpenStdin, StdinOnce   bool
 	ConsoleHeight, ConsoleWidth uint16
 	Log                         logger.Info // the log driver and what it needs
+	// ExtraFiles become the first process's fds 3, 4, ... (socket
+	// activation, --preserve-fds). The driver passes its own copies on;
+	// the caller keeps and closes these.
+	ExtraFiles []*os.File
 }
 
 // ExecOptions describes a process to run in a running container.

@@ -102,6 +102,7 @@ func Apply(s *specs.Spec, o Options) {
 	if o.DefaultSeccomp && s.Linux != nil && s.Linux.Seccomp != nil {
 		AllowSyscalls(s.Linux.Seccomp)
 	}
+	killScopeWithSIGKILL(s)
 	// systemd as PID 1 writes its boot and shutdown messages only to a
 	// console that is a tty. With -t libcontainer binds the terminal
 	// there: a second pty over it would become PID 1's controlling tty
@@ -114,6 +115,27 @@ func Apply(s *specs.Spec, o Options) {
 		s.Annotations = map[string]string{}
 	}
 	s.Annotations[oci.ConsoleAnnotation] = oci.ConsolePTY
+}
+
+// ScopeKillSignalAnnotation sets the KillSignal= of the container's scope
+// (the systemd cgroup driver; libcontainer reads org.systemd.property.*).
+const ScopeKillSignalAnnotation = "org.systemd.property.KillSignal"
+
+// killScopeWithSIGKILL makes a stop of the container's scope by systemd on
+// the host (`machinectl terminate`, `systemctl stop docker-ID.scope`) a
+// `docker kill`: SIGKILL to every process at once. With the default
+// SIGTERM, systemd as PID 1 would take it as "re-execute", its services
+// would die under it, and the container would linger until the scope's
+// stop timeout (90 s) ends in SIGKILL anyway. A graceful stop is `docker
+// stop` or `machinectl poweroff` (SIGRTMIN+3/+4 to PID 1 alone). A user's
+// own annotation wins.
+func killScopeWithSIGKILL(s *specs.Spec) {
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	if _, ok := s.Annotations[ScopeKillSignalAnnotation]; !ok {
+		s.Annotations[ScopeKillSignalAnnotation] = "9"
+	}
 }
 
 // delegateCgroup marks the engine's cgroup mount writable: the container

@@ -206,3 +206,19 @@ func TestPrepare(t *testing.T) {
 		t.Errorf("without a host journal: %+v, %v", p, err)
 	}
 }
+
+// A stop of the scope from the host is a docker kill; the user's own
+// KillSignal annotation wins.
+func TestApplyScopeKillSignal(t *testing.T) {
+	s := builtSpec(t)
+	Apply(s, Options{})
+	if got := s.Annotations[ScopeKillSignalAnnotation]; got != "9" {
+		t.Errorf("scope KillSignal annotation %q, want 9", got)
+	}
+	s = builtSpec(t)
+	s.Annotations = map[string]string{ScopeKillSignalAnnotation: "15"}
+	Apply(s, Options{})
+	if got := s.Annotations[ScopeKillSignalAnnotation]; got != "15" {
+		t.Errorf("the user's KillSignal replaced by %q", got)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	imagetypes "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/sdengine/engine/api/fdpass"
 )
 
 // System serves /_ping, /version and /info.
@@ -78,6 +80,9 @@ type Containers interface {
 	ContainerRuntime
 	ContainerCreate(ctx context.Context, p CreateParams) (containertypes.CreateResponse, error)
 	ContainerStart(ctx context.Context, name string) error
+	// ContainerStartWithFiles is a start whose first process gets files
+	// as its fds 3, 4, ... (api/fdpass); the backend closes them.
+	ContainerStartWithFiles(ctx context.Context, name string, files *fdpass.Files) error
 	ContainerStop(ctx context.Context, name string, opts containertypes.StopOptions) error
 	ContainerRestart(ctx context.Context, name string, opts containertypes.StopOptions) error
 	ContainerKill(ctx context.Context, name, signal string) error

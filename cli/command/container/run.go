@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/sdengine/engine/api/fdpass"
 	"github.com/sdengine/engine/cli/command"
 	"github.com/sdengine/engine/daemon/sdnotify"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // NewRunCommand is "docker run" (also "docker container run").
@@ -19,12 +21,13 @@ func NewRunCommand(cli *command.Cli) *cobra.Command {
 	var o containerOptions
 	var detach, rm, sigProxy bool
 	var sdnotifyMode string
+	var preserveFds int
 	cmd := &cobra.Command{
 		Use:   "run [OPTIONS] IMAGE [COMMAND] [ARG...]",
 		Short: "Create and run a new container from an image",
 		Args:  command.RequiresMinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runContainer(cmd, cli, &o, args, detach, rm, sigProxy, sdnotifyMode)
+			return runContainer(cmd, cli, &o, args, detach, rm, sigProxy, sdnotifyMode, preserveFds)
 		},
 	}
 	fs := cmd.Flags()
@@ -33,11 +36,12 @@ func NewRunCommand(cli *command.Cli) *cobra.Command {
 	fs.BoolVar(&rm, "rm", false, "Automatically remove the container and its associated anonymous volumes when it exits")
 	fs.BoolVar(&sigProxy, "sig-proxy", true, "Proxy received signals to the process")
 	fs.StringVar(&sdnotifyMode, "sdnotify", "", "Under a Type=notify systemd unit: what to tell it (container|conmon|healthy|ignore; default conmon)")
+	addPreserveFdsFlag(fs, &preserveFds)
 	o.addFlags(fs)
 	return cmd
 }
 
-func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, args []string, detach, rm, sigProxy bool, sdnotifyMode string) error {
+func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, args []string, detach, rm, sigProxy bool, sdnotifyMode string, preserveFds int) error {
 	if detach && len(o.attach) > 0 {
 		return command.RunFailure(cmd, errdefs.InvalidParameter(errors.New("conflicting options: cannot specify both --attach and --detach")))
 	}
@@ -78,6 +82,15 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 	if err != nil {
 		return command.RunFailure(cmd, err)
 	}
+	// Descriptors for the container (socket activation, --preserve-fds)
+	// that cannot be passed are an error before anything is created.
+	pass, err := command.PassPlan(preserveFds)
+	if err == nil {
+		err = cli.CheckCanPass(pass)
+	}
+	if err != nil {
+		return command.RunFailure(cmd, err)
+	}
 	ctx := cmd.Context()
 	resp, err := createContainerWithInit(ctx, c, p, o.name)
 	if err != nil {
@@ -87,7 +100,7 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 	id := resp.ID
 
 	if detach {
-		if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		if err := startContainer(ctx, cli, id, pass); err != nil {
 			return runStartFailure(cmd, err)
 		}
 		// In the background only conmon's READY=1 can be told: nothing
@@ -98,7 +111,7 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 		fmt.Fprintln(cli.Out(), id)
 		return nil
 	}
-	return attachStartWait(ctx, cli, id, p.config.Tty, p.config.AttachStdin, p.config.AttachStdout, p.config.AttachStderr, rm, sigProxy,
+	return attachStartWait(ctx, cli, id, p.config.Tty, p.config.AttachStdin, p.config.AttachStdout, p.config.AttachStderr, rm, sigProxy, pass,
 		func(err error) error { return runStartFailure(cmd, err) }, relay)
 }
 
@@ -110,7 +123,7 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 // relay, when not nil, tells the systemd unit that started the CLI about
 // the container (--sdnotify), and a SIGTERM or SIGINT then stops the
 // container with its own stop signal and timeout (systemctl stop).
-func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, out, errOut, autoRemove, sigProxy bool, fail func(error) error, relay *notifyRelay) error {
+func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, out, errOut, autoRemove, sigProxy bool, pass fdpass.Request, fail func(error) error, relay *notifyRelay) error {
 	c, err := cli.Client()
 	if err != nil {
 		return err
@@ -140,7 +153,7 @@ func attachStartWait(ctx context.Context, cli *command.Cli, id string, tty, in, 
 
 	statusC := waitExit(ctx, c, id, autoRemove)
 	relay.watch(ctx, c, id, time.Now())
-	if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+	if err := startContainer(ctx, cli, id, pass); err != nil {
 		return fail(err)
 	}
 	relay.started()
@@ -170,4 +183,24 @@ func runStartFailure(cmd *cobra.Command, err error) error {
 	se := command.RunFailure(cmd, err).(command.StatusError)
 	se.StatusCode = startErrorStatus(err)
 	return se
+}
+
+// startContainer starts id, passing the descriptors pass names with the
+// request (api/fdpass), or as the stock CLI does when there are none.
+func startContainer(ctx context.Context, cli *command.Cli, id string, pass fdpass.Request) error {
+	if pass.Files > 0 {
+		return cli.StartWithFiles(ctx, id, pass)
+	}
+	c, err := cli.Client()
+	if err != nil {
+		return err
+	}
+	return c.ContainerStart(ctx, id, container.StartOptions{})
+}
+
+// addPreserveFdsFlag is Podman's --preserve-fds: the container's process
+// gets the CLI's descriptors 3 .. 3+N-1 (socket activation's, when the CLI
+// was socket-activated, come first in any case).
+func addPreserveFdsFlag(fs *pflag.FlagSet, n *int) {
+	fs.IntVar(n, "preserve-fds", 0, "Pass N additional file descriptors of the CLI (3 to 3+N-1) to the container's process (unix socket only)")
 }

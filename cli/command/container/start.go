@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/docker/docker/api/types/container"
 	"github.com/sdengine/engine/cli/command"
 	"github.com/spf13/cobra"
 )
@@ -12,6 +11,7 @@ import (
 // NewStartCommand is "docker start".
 func NewStartCommand(cli *command.Cli) *cobra.Command {
 	var attach, interactive bool
+	var preserveFds int
 	cmd := &cobra.Command{
 		Use:   "start [OPTIONS] CONTAINER [CONTAINER...]",
 		Short: "Start one or more stopped containers",
@@ -22,6 +22,16 @@ func NewStartCommand(cli *command.Cli) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
+			pass, err := command.PassPlan(preserveFds)
+			if err == nil {
+				err = cli.CheckCanPass(pass)
+			}
+			if err != nil {
+				return err
+			}
+			if pass.Files > 0 && len(args) > 1 {
+				return errors.New("descriptors (socket activation, --preserve-fds) can be passed to one container only")
+			}
 			if attach || interactive {
 				if len(args) > 1 {
 					return errors.New("you cannot start and attach multiple containers at once")
@@ -32,14 +42,15 @@ func NewStartCommand(cli *command.Cli) *cobra.Command {
 				}
 				in := interactive && info.Config.OpenStdin
 				return attachStartWait(ctx, cli, info.ID, info.Config.Tty, in, attach, attach,
-					info.HostConfig.AutoRemove, true, func(err error) error { return err }, nil)
+					info.HostConfig.AutoRemove, true, pass, func(err error) error { return err }, nil)
 			}
 			return forEach(cli, args, func(ctx context.Context, name string) error {
-				return c.ContainerStart(ctx, name, container.StartOptions{})
+				return startContainer(ctx, cli, name, pass)
 			}, cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVarP(&attach, "attach", "a", false, "Attach STDOUT/STDERR and forward signals")
 	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "Attach container's STDIN")
+	addPreserveFdsFlag(cmd.Flags(), &preserveFds)
 	return cmd
 }

@@ -123,12 +123,12 @@ func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ exec
 		ID: o.ID, Tty: o.Tty, OpenStdin: o.OpenStdin, StdinOnce: o.StdinOnce,
 		ConsoleHeight: o.ConsoleHeight, ConsoleWidth: o.ConsoleWidth,
 		Log: o.Log, ConsolePTY: o.Spec.Annotations[oci.ConsoleAnnotation] == oci.ConsolePTY,
-		SystemdCgroup: d.systemdCgroup,
+		SystemdCgroup: d.systemdCgroup, Files: len(o.ExtraFiles),
 	}
 	if err := shimproto.WriteJSONQuick(filepath.Join(dir, shimproto.OptionsFile), so); err != nil {
 		return nil, err
 	}
-	resp, err := d.spawnShim(ctx, o.ID, dir)
+	resp, err := d.spawnShim(ctx, o.ID, dir, o.ExtraFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +136,9 @@ func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ exec
 }
 
 // spawnShim starts the shim detached from us (own session, no stdio but
-// its log) and waits for its report on the ready pipe.
-func (d *Driver) spawnShim(ctx context.Context, id, dir string) (shimproto.Response, error) {
+// its log), hands it the first process's descriptors if there are any
+// (shimproto/files.go), and waits for its report on the ready pipe.
+func (d *Driver) spawnShim(ctx context.Context, id, dir string, files []*os.File) (shimproto.Response, error) {
 	var resp shimproto.Response
 	logf, err := os.OpenFile(filepath.Join(dir, shimproto.ShimLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -177,10 +178,25 @@ func (d *Driver) spawnShim(ctx context.Context, id, dir string) (shimproto.Respo
 	go func() { got <- shimproto.ReadJSONLine(bufio.NewReader(readyR), &resp) }()
 	ctx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
-	select {
-	case err = <-got:
-	case <-ctx.Done():
-		err = ctx.Err()
+	sent := make(chan error, 1)
+	if len(files) > 0 {
+		go func() { sent <- shimproto.SendFiles(ctx, dir, files) }()
+	}
+	for waiting := true; waiting; {
+		select {
+		case err = <-got:
+			waiting = false
+		case err = <-sent:
+			// Handed over: wait for the report. Not: the shim would
+			// wait for descriptors that never come, and is killed.
+			waiting = err == nil
+			if err != nil {
+				err = fmt.Errorf("passing descriptors: %w", err)
+			}
+		case <-ctx.Done():
+			err = ctx.Err()
+			waiting = false
+		}
 	}
 	if err == nil {
 		err = resp.Err()

@@ -39,6 +39,7 @@ type ctrOpts struct {
 	log                       bool
 	spec                      func(*oci.SpecOptions)
 	height, width             uint16
+	extra                     []*os.File // the process's fds 3, 4, ...
 }
 
 // createContainer builds a spec for a shell command in the busybox
@@ -65,6 +66,7 @@ func createContainer(t *testing.T, d *Driver, script string, o ctrOpts) (*Task, 
 	created, err := d.Create(context.Background(), execdriver.CreateOptions{
 		ID: id, Spec: spec, Tty: o.tty, OpenStdin: o.openStdin, StdinOnce: o.stdinOnce,
 		ConsoleHeight: o.height, ConsoleWidth: o.width, Log: logInfo,
+		ExtraFiles: o.extra,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -184,6 +184,14 @@ func (s *shim) create() (retErr error) {
 	for _, g := range s.spec.Process.User.AdditionalGids {
 		p.AdditionalGroups = append(p.AdditionalGroups, int(g))
 	}
+	if s.opts.Files > 0 {
+		if p.ExtraFiles, err = s.receiveFiles(); err != nil {
+			return err
+		}
+		// The process holds its own copies once started; ours would
+		// keep a socket's peer from seeing it closed.
+		defer closeFiles(p.ExtraFiles)
+	}
 	pio, err := newProcIO(p, s.opts.Tty, s.opts.OpenStdin)
 	if err != nil {
 		return err
@@ -205,12 +213,12 @@ func (s *shim) create() (retErr error) {
 	s.startOutput(pio)
 	s.startConsole()
 
-	// Bind relative to the state directory: sun_path is short.
-	_ = os.Remove(shimproto.SocketName)
-	if s.listener, err = net.Listen("unix", shimproto.SocketName); err != nil {
-		_ = p.Signal(unix.SIGKILL)
-		_, _ = p.Wait()
-		return fmt.Errorf("control socket: %w", err)
+	if s.listener == nil {
+		if err := s.listen(); err != nil {
+			_ = p.Signal(unix.SIGKILL)
+			_, _ = p.Wait()
+			return err
+		}
 	}
 	return nil
 }

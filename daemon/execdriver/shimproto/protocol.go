@@ -134,6 +134,8 @@ type Request struct {
 	Exec   *ExecRequest `json:"exec,omitempty"`
 	ExecID string       `json:"execId,omitempty"`
 	Update *Update      `json:"update,omitempty"`
+	// Files is the number of descriptors an OpFiles request carries.
+	Files int `json:"files,omitempty"`
 }
 
 // ExecRequest describes the process of an OpExec request.

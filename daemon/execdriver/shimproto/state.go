@@ -34,6 +34,10 @@ type Options struct {
 	Log           logger.Info `json:"log"`
 	ConsolePTY    bool        `json:"consolePTY,omitempty"`
 	SystemdCgroup bool        `json:"systemdCgroup,omitempty"`
+	// Files is the number of descriptors the container's first process
+	// gets from fd 3 on, which the daemon hands over in an OpFiles
+	// request before the shim creates the container (files.go).
+	Files int `json:"files,omitempty"`
 }
 
 // ReserveExit makes room for the exit status ahead of time, when the shim

@@ -16,6 +16,7 @@ import (
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/versions"
 
+	"github.com/sdengine/engine/api/fdpass"
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/api/server/httputils"
 	"github.com/sdengine/engine/api/server/router"
@@ -157,11 +158,43 @@ func (c *containerRouter) inspect(ctx context.Context, w http.ResponseWriter, r 
 func (c *containerRouter) start(ctx context.Context, w http.ResponseWriter, r *http.Request, vars map[string]string) error {
 	// Clients older than 1.24 could send a HostConfig here; we do not
 	// support that, and newer ones send nothing or "{}".
-	if err := c.b.ContainerStart(ctx, vars["name"]); err != nil {
+	files, err := passedFiles(ctx, r)
+	if err != nil {
+		return err
+	}
+	if files != nil {
+		err = c.b.ContainerStartWithFiles(ctx, vars["name"], files)
+	} else {
+		err = c.b.ContainerStart(ctx, vars["name"])
+	}
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// passedFiles reads this engine's extension of start (api/fdpass): the
+// descriptors that came with the request for the container's first
+// process. Nil when the request does not use it: Docker's start.
+func passedFiles(ctx context.Context, r *http.Request) (*fdpass.Files, error) {
+	req, ok, err := fdpass.Parse(r.Header)
+	if !ok {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errdefs.InvalidParameter(err)
+	}
+	fds, err := httputils.TakeFiles(ctx)
+	if err != nil {
+		return nil, errdefs.InvalidParameter(err)
+	}
+	files := &fdpass.Files{Request: req, Fds: fds}
+	if len(fds) != req.Files {
+		files.Close()
+		return nil, errdefs.InvalidParameter(fmt.Errorf("%s says %d descriptors, %d came with the request", fdpass.HeaderFiles, req.Files, len(fds)))
+	}
+	return files, nil
 }
 
 func stopOptions(r *http.Request) (containertypes.StopOptions, error) {
