@@ -98,7 +98,7 @@ func TestUnescapeMount(t *testing.T) {
 func TestMakeBigImage(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "img.tar")
-	size, err := makeBigImage(path, 2, 1<<20)
+	size, err := makeBigImage(path, bigImageRef, 2, 1<<20, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	statsContainers  = 50
+	healthContainers = 20
+	// healthPoll is how often the health figure reads State.Health.Log
+	// (Docker keeps the last 5 results: at a 1 s interval every probe is
+	// seen when polled within 5 s).
+	healthPoll = 3 * time.Second
+)
+
+// startSleepers runs n `sleep` containers (untimed) with extra run flags.
+func startSleepers(ctx context.Context, e *Engine, n int, extra ...string) ([]string, error) {
+	var ids []string
+	for i := 0; i < n; i++ {
+		id, err := e.run(ctx, args([]string{"run", "-d"}, netNone, extra, []string{busybox, "sleep", "1000"})...)
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// benchStats: one `stats --no-stream` (every running container) with 50
+// running, timed.
+func benchStats(ctx context.Context, o *options, es []*Engine, rs *Results) {
+	rs.define("stats", fmt.Sprintf("stats --no-stream with %d running", statsContainers), "s", "lower",
+		"wall time of one CLI call, all running containers (busybox sleep)")
+	ids := map[string][]string{}
+	for _, e := range es {
+		got, err := startSleepers(ctx, e, statsContainers)
+		ids[e.Name] = got
+		if err != nil {
+			rs.fail("stats", e.Name, err)
+		}
+	}
+	defer func() {
+		for _, e := range es {
+			if len(ids[e.Name]) > 0 {
+				_ = e.forceRemove(context.Background(), ids[e.Name]...)
+			}
+		}
+	}()
+	for i := 0; i < o.statsRounds && ctx.Err() == nil; i++ {
+		for _, e := range es {
+			if len(ids[e.Name]) != statsContainers {
+				continue
+			}
+			v, err := timedStats(ctx, e)
+			if err != nil {
+				rs.fail("stats", e.Name, err)
+				continue
+			}
+			rs.add("stats", e.Name, v)
+		}
+	}
+}
+
+// timedStats times `stats --no-stream` and checks that it listed every
+// container.
+func timedStats(ctx context.Context, e *Engine) (float64, error) {
+	t0 := time.Now()
+	out, err := e.run(ctx, "stats", "--no-stream", "--format", "{{.Name}} {{.CPUPerc}} {{.MemUsage}}")
+	d := time.Since(t0)
+	if err != nil {
+		return 0, err
+	}
+	if n := len(strings.Split(strings.TrimSpace(out), "\n")); n < statsContainers {
+		return 0, fmt.Errorf("stats listed %d containers, want %d", n, statsContainers)
+	}
+	return d.Seconds(), nil
+}
+
+// healthLog is what the figure reads of State.Health.
+type healthLog struct {
+	ID    string `json:"Id"`
+	State struct {
+		Health *struct {
+			Log []struct {
+				Start time.Time
+				End   time.Time
+			}
+		}
+	}
+}
+
+// benchHealth: healthContainers containers with `--health-cmd true
+// --health-interval 1s` for a fixed window; the engine's CPU time
+// (daemon and helpers with their reaped children, /proc) per probe run,
+// and each probe's latency from State.Health.Log (End - Start).
+func benchHealth(ctx context.Context, o *options, es []*Engine, rs *Results) {
+	window := time.Duration(o.healthSecs) * time.Second
+	rs.define("health_cpu", fmt.Sprintf("CPU time per health probe run (%d containers, --health-interval 1s, %s)", healthContainers, window), "ms", "lower",
+		"utime+stime of daemon(s) and per-container helpers incl. their reaped children (/proc), over the window, ÷ probes seen in State.Health.Log; the reads of the log (one inspect every 3 s) are taken out")
+	rs.define("health_latency", "health probe latency (State.Health.Log End - Start)", "ms", "lower", "")
+	for round := 0; round < o.healthRounds && ctx.Err() == nil; round++ {
+		for _, e := range es {
+			if e.Name == "podman" {
+				if _, err := os.Stat("/run/systemd/system"); err != nil {
+					rs.note("health_cpu", e.Name, "Podman runs health checks from systemd transient timers; this host has no systemd (PID 1 is not systemd), so its probes never run")
+					rs.note("health_latency", e.Name, "no systemd here (see the CPU row)")
+					continue
+				}
+			}
+			if err := healthRound(ctx, e, window, rs); err != nil {
+				rs.fail("health_cpu", e.Name, err)
+			}
+		}
+	}
+}
+
+func healthRound(ctx context.Context, e *Engine, window time.Duration, rs *Results) error {
+	ids, err := startSleepers(ctx, e, healthContainers, "--health-cmd", "true", "--health-interval", "1s")
+	defer func() {
+		if len(ids) > 0 {
+			_ = e.forceRemove(context.Background(), ids...)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	// Let every monitor settle into its interval.
+	time.Sleep(3 * time.Second)
+	seen := map[string]time.Duration{} // container/start -> latency
+	var pollCPU time.Duration
+	cpu0 := e.cpuTime()
+	t0 := time.Now()
+	for time.Since(t0) < window && ctx.Err() == nil {
+		time.Sleep(min(healthPoll, window-time.Since(t0)))
+		c0 := e.cpuTime()
+		if err := readHealth(ctx, e, ids, t0, seen); err != nil {
+			return err
+		}
+		pollCPU += e.cpuTime() - c0
+	}
+	cpu := e.cpuTime() - cpu0 - pollCPU
+	if len(seen) == 0 {
+		return fmt.Errorf("no health probe recorded in %s", window)
+	}
+	rs.add("health_cpu", e.Name, ms(cpu)/float64(len(seen)))
+	for _, l := range seen {
+		rs.add("health_latency", e.Name, ms(l))
+	}
+	slog.Info("health window", "engine", e.Name, "probes", len(seen), "cpu", cpu, "poll_cpu", pollCPU,
+		"expected", int(window.Seconds())*healthContainers)
+	return nil
+}
+
+// readHealth records the probes of the log that started after since.
+func readHealth(ctx context.Context, e *Engine, ids []string, since time.Time, seen map[string]time.Duration) error {
+	out, err := e.run(ctx, append([]string{"inspect", "--type", "container"}, ids...)...)
+	if err != nil {
+		return err
+	}
+	var hs []healthLog
+	if err := json.Unmarshal([]byte(out), &hs); err != nil {
+		return fmt.Errorf("inspect: %w", err)
+	}
+	for _, h := range hs {
+		if h.State.Health == nil {
+			continue
+		}
+		for _, l := range h.State.Health.Log {
+			if l.Start.Before(since) || l.End.IsZero() {
+				continue
+			}
+			seen[h.ID+"/"+l.Start.String()] = l.End.Sub(l.Start)
+		}
+	}
+	return nil
+}
+
+// cpuTime is the engine's CPU time so far: its daemon processes and
+// helpers, each with the children it has reaped (cutime, cstime).
+func (e *Engine) cpuTime() time.Duration {
+	ps := listProcs()
+	var ticks int64
+	for _, pid := range e.daemonPIDs(ps) {
+		ticks += procTicks(pid)
+	}
+	for _, p := range ps {
+		if e.isHelper(p) {
+			ticks += procTicks(p.pid)
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
+// procTicks is utime+stime+cutime+cstime of /proc/PID/stat.
+func procTicks(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	return statTicks(string(b))
+}
+
+func statTicks(stat string) int64 {
+	r := strings.LastIndexByte(stat, ')')
+	if r < 0 {
+		return 0
+	}
+	// After the comm: state is field 3; utime..cstime are fields 14-17.
+	f := strings.Fields(stat[r+1:])
+	if len(f) < 15 {
+		return 0
+	}
+	var t int64
+	for _, s := range f[11:15] {
+		v, _ := strconv.ParseInt(s, 10, 64)
+		t += v
+	}
+	return t
+}
