@@ -288,3 +288,38 @@ func TestAttachDetachKeys(t *testing.T) {
 		t.Errorf("after detaching: %s", st)
 	}
 }
+
+// stats --no-stream of several containers reads them concurrently: each
+// non-streamed read waits a second for the daemon's second sample, so 8
+// one after another would take 8 s. The rows keep the arguments' order.
+func TestStatsNoStreamConcurrent(t *testing.T) {
+	d := shared
+	const n = 8
+	var ids []string
+	defer func() {
+		if len(ids) > 0 {
+			d.CLI(append([]string{"rm", "-f"}, ids...)...)
+		}
+	}()
+	for i := 0; i < n; i++ {
+		ids = append(ids, remember(d.MustCLI(t, "run", "-d", "--network", "none", "busybox", "sleep", "1000")))
+	}
+	t0 := time.Now()
+	r := d.CLI(append([]string{"stats", "--no-stream", "--format", "{{.ID}}"}, ids...)...)
+	took := time.Since(t0)
+	if r.Code != 0 {
+		t.Fatal(r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d rows, want %d: %s", len(lines), n, r)
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(ids[i], l) {
+			t.Errorf("row %d is %s, want %s", i, l, ids[i][:12])
+		}
+	}
+	if took > 5*time.Second {
+		t.Errorf("stats --no-stream of %d took %s: read one after another", n, took)
+	}
+}

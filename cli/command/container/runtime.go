@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/docker/docker/api/types/container"
@@ -273,6 +274,34 @@ func toRow(name string, s *container.StatsResponse) statsRow {
 	return r
 }
 
+// statsRows reads every named container's statistics concurrently (at
+// most maxParallel at a time, as Docker's CLI): a non-streamed read waits
+// for a second sample a second after the first (CPU % needs both), so one
+// after another, 50 containers would take 50 s. The rows keep the order of
+// names; the first error (in that order) fails the command, as before.
+func statsRows(ctx context.Context, names []string, get func(ctx context.Context, name string) (*container.StatsResponse, error)) ([]any, error) {
+	var mu sync.Mutex
+	got := make(map[string]*container.StatsResponse, len(names))
+	errs := runOrdered(ctx, names, maxParallel, func(ctx context.Context, n string) (string, error) {
+		s, err := get(ctx, n)
+		if err != nil {
+			return "", err
+		}
+		mu.Lock()
+		got[n] = s
+		mu.Unlock()
+		return n, nil
+	}, func(string) {})
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	rows := make([]any, 0, len(names))
+	for _, n := range names {
+		rows = append(rows, toRow(n, got[n]))
+	}
+	return rows, nil
+}
+
 func newStatsCommand(cli *command.Cli) *cobra.Command {
 	var all, noStream, noTrunc bool
 	var format string
@@ -298,19 +327,20 @@ func newStatsCommand(cli *command.Cli) *cobra.Command {
 			if !noStream {
 				return errors.New("docker stats: only --no-stream is supported by this CLI; use the stock docker CLI for a live view")
 			}
-			var rows []any
-			for _, n := range names {
+			rows, err := statsRows(ctx, names, func(ctx context.Context, n string) (*container.StatsResponse, error) {
 				resp, err := c.ContainerStats(ctx, n, false)
 				if err != nil {
-					return err
+					return nil, err
 				}
+				defer resp.Body.Close()
 				var s container.StatsResponse
-				err = json.NewDecoder(resp.Body).Decode(&s)
-				resp.Body.Close()
-				if err != nil && err != io.EOF {
-					return err
+				if err := json.NewDecoder(resp.Body).Decode(&s); err != nil && err != io.EOF {
+					return nil, err
 				}
-				rows = append(rows, toRow(n, &s))
+				return &s, nil
+			})
+			if err != nil {
+				return err
 			}
 			_ = noTrunc
 			return formatter.Write(cli.Out(), format, statsTable, statsHeaders, rows)

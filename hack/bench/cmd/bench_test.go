@@ -98,7 +98,7 @@ func TestUnescapeMount(t *testing.T) {
 func TestMakeBigImage(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "img.tar")
-	size, err := makeBigImage(path, 2, 1<<20)
+	size, err := makeBigImage(path, bigImageRef, 2, 1<<20, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,5 +209,106 @@ time=x level=INFO msg="no timing"
 	}
 	if s := p["pulled"]; s.N != 1 || s.Median != float64(1500*time.Millisecond/time.Millisecond) {
 		t.Fatalf("got %+v", p)
+	}
+}
+
+func TestStatTicks(t *testing.T) {
+	// comm with spaces and a parenthesis; utime..cstime = 7, 3, 20, 10.
+	stat := "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 7 3 20 10 20 0 1 0 100 1000 10"
+	if got := statTicks(stat); got != 40 {
+		t.Fatalf("got %d, want 40", got)
+	}
+	if got := statTicks("garbage"); got != 0 {
+		t.Fatalf("got %d", got)
+	}
+}
+
+// The build figure's Dockerfile is fixed at ten instructions, FROM the
+// bench's own busybox (no registry is asked).
+func TestBuildDockerfile(t *testing.T) {
+	b, err := os.ReadFile("../build/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := buildInstructions(string(b)); n != 10 {
+		t.Fatalf("%d instructions, want 10", n)
+	}
+	if !strings.Contains(string(b), "\nFROM busybox\n") {
+		t.Fatal("not FROM busybox")
+	}
+	a := buildArgs(&options{repo: "/r"}, true)
+	if a[len(a)-1] != "/r/hack/bench/build" || !strings.Contains(strings.Join(a, " "), "--no-cache") {
+		t.Fatalf("args %q", a)
+	}
+}
+
+func TestPodmanConfigs(t *testing.T) {
+	rc := podmanRegistries([]string{"127.0.0.1:5001"})
+	if !strings.Contains(rc, "location = \"127.0.0.1:5001\"\ninsecure = true") {
+		t.Fatalf("registries.conf:\n%s", rc)
+	}
+	dir := t.TempDir()
+	if err := writePodmanNetwork(dir, userNetwork, "sdbench-pu", "10.218.0.0/24", "10.218.0.1", true); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, userNetwork+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n map[string]any
+	if err := json.Unmarshal(b, &n); err != nil {
+		t.Fatal(err)
+	}
+	if n["network_interface"] != "sdbench-pu" || n["dns_enabled"] != true {
+		t.Fatalf("network %v", n)
+	}
+}
+
+// Every bridge the bench uses is its own: none is docker0 or podman0, and
+// no two engines share a bridge or a subnet.
+func TestBenchBridgesDistinct(t *testing.T) {
+	seen := map[string]bool{}
+	for _, b := range benchBridges() {
+		if b == "docker0" || b == "podman0" || seen[b] || len(b) > 15 {
+			t.Fatalf("bridge %q", b)
+		}
+		seen[b] = true
+	}
+	subnets := map[string]bool{oursBridgeIP[:9]: true, dockerBridgeIP[:9]: true, podmanSubnet[:9]: true}
+	for _, n := range userNets {
+		if subnets[n.subnet[:9]] {
+			t.Fatalf("subnet %s used twice", n.subnet)
+		}
+		subnets[n.subnet[:9]] = true
+		if !marked(n.subnet) {
+			t.Fatalf("subnet %s not among the iptables markers", n.subnet)
+		}
+	}
+}
+
+func TestRegistryConfig(t *testing.T) {
+	r, err := newRegistry("push", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Addr, "127.0.0.1:") || !strings.Contains(r.config(), "addr: "+r.Addr+"\n") {
+		t.Fatalf("config:\n%s", r.config())
+	}
+}
+
+// Images made with other seed bases share no layer (the pull image must
+// not be found among the push image's layers).
+func TestBigImageSeeds(t *testing.T) {
+	dir := t.TempDir()
+	a, err := writeLayer(filepath.Join(dir, "a"), 0, 100, 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := writeLayer(filepath.Join(dir, "b"), 0, 200, 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Fatal("same layer from two seeds")
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -23,9 +24,11 @@ type chachaReader struct{ r *rand.ChaCha8 }
 func (c chachaReader) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // makeBigImage writes a `docker save` archive (manifest.json, config,
-// <diffid>/layer.tar) of layers random layers of layerBytes each, which
-// Docker, Podman and our engine all load. It returns the archive's size.
-func makeBigImage(path string, layers int, layerBytes int64) (int64, error) {
+// <diffid>/layer.tar) of layers random layers of layerBytes each, tagged
+// ref, which Docker, Podman and our engine all load. Layer i's bytes come
+// from seed seedBase+i, so images made with other bases share no layer.
+// It returns the archive's size.
+func makeBigImage(path, ref string, layers int, layerBytes int64, seedBase int) (int64, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(path), "bigimage-")
 	if err != nil {
 		return 0, err
@@ -36,7 +39,7 @@ func makeBigImage(path string, layers int, layerBytes int64) (int64, error) {
 	var layerFiles []string
 	for i := 0; i < layers; i++ {
 		lf := filepath.Join(dir, fmt.Sprintf("layer%d.tar", i))
-		sum, err := writeLayer(lf, i, layerBytes)
+		sum, err := writeLayer(lf, i, seedBase+i, layerBytes)
 		if err != nil {
 			return 0, err
 		}
@@ -57,7 +60,7 @@ func makeBigImage(path string, layers int, layerBytes int64) (int64, error) {
 	cfgSum := sha256.Sum256(cfg)
 	cfgName := hex.EncodeToString(cfgSum[:]) + ".json"
 	manifest, err := json.Marshal([]map[string]any{{
-		"Config": cfgName, "RepoTags": []string{bigImageRef}, "Layers": layerPaths,
+		"Config": cfgName, "RepoTags": []string{ref}, "Layers": layerPaths,
 	}})
 	if err != nil {
 		return 0, err
@@ -98,9 +101,9 @@ func makeBigImage(path string, layers int, layerBytes int64) (int64, error) {
 	return st.Size(), f.Close()
 }
 
-// writeLayer writes a layer tar holding one random file and returns the
-// tar's sha256 (its diff ID).
-func writeLayer(path string, n int, size int64) (string, error) {
+// writeLayer writes a layer tar holding one random file (file name from n,
+// bytes from seed) and returns the tar's sha256 (its diff ID).
+func writeLayer(path string, n, seed int, size int64) (string, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
@@ -112,9 +115,9 @@ func writeLayer(path string, n int, size int64) (string, error) {
 	if err := tw.WriteHeader(hdr); err != nil {
 		return "", err
 	}
-	var seed [32]byte
-	seed[0] = byte(n + 1)
-	if _, err := io.CopyN(tw, chachaReader{rand.NewChaCha8(seed)}, size); err != nil {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], uint64(seed+1))
+	if _, err := io.CopyN(tw, chachaReader{rand.NewChaCha8(key)}, size); err != nil {
 		return "", err
 	}
 	if err := tw.Close(); err != nil {

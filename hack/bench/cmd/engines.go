@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -20,16 +21,39 @@ const (
 	podmanBridge   = "sdbench-p0"
 	podmanSubnet   = "10.214.0.0/24"
 	podmanGateway  = "10.214.0.1"
+	oursBridge     = "sdbench-o0"
+	oursBridgeIP   = "10.215.0.1/24"
 )
 
+// userNets are the user-defined networks (userNetwork) of the network
+// figure: a bridge name and subnet per engine, never docker0 or podman0.
+var userNets = map[string]struct{ bridge, subnet, gateway string }{
+	"ours":   {"sdbench-ou", "10.216.0.0/24", "10.216.0.1"},
+	"docker": {"sdbench-du", "10.217.0.0/24", "10.217.0.1"},
+	"podman": {"sdbench-pu", "10.218.0.0/24", "10.218.0.1"},
+}
+
+// benchBridges are every bridge the bench or an engine makes for it; the
+// clean-up deletes whichever is left.
+func benchBridges() []string {
+	out := []string{oursBridge, dockerBridge, podmanBridge}
+	for _, n := range userNets {
+		out = append(out, n.bridge)
+	}
+	return out
+}
+
 // newOurs is our engine: bin/dockerd on a private socket and data root,
-// with -D so the exec driver's phase timings land in its log.
+// with -D so the exec driver's phase timings land in its log. Its default
+// bridge is one of its own (sdbench-o0, which it makes and removes), set
+// up as Docker's is here: no NAT table, ip_forward left alone.
 func newOurs(o *options) *Engine {
 	e := &Engine{
-		Name:    "ours",
-		CLI:     filepath.Join(o.oursBin, "docker"),
-		BaseDir: filepath.Join(o.base, "ours"),
-		RunDir:  filepath.Join(o.run, "ours"),
+		Name:       "ours",
+		CLI:        filepath.Join(o.oursBin, "docker"),
+		BaseDir:    filepath.Join(o.base, "ours"),
+		RunDir:     filepath.Join(o.run, "ours"),
+		DefaultNet: []string{"--network", "bridge"},
 	}
 	e.Socket = filepath.Join(e.RunDir, "api.sock")
 	e.Globals = []string{"-H", "unix://" + e.Socket}
@@ -39,6 +63,7 @@ func newOurs(o *options) *Engine {
 		"--exec-root", filepath.Join(e.RunDir, "exec"),
 		"--pidfile", filepath.Join(e.RunDir, "dockerd.pid"),
 		"-H", "unix://" + e.Socket,
+		"--bridge=" + oursBridge, "--bip=" + oursBridgeIP, "--iptables=false", "--ip-forward=false",
 	}
 	if o.debug {
 		e.daemonArgv = append(e.daemonArgv, "-D")
@@ -56,6 +81,9 @@ func newDocker(o *options) *Engine {
 		BaseDir:    filepath.Join(o.base, "docker"),
 		RunDir:     filepath.Join(o.run, "docker"),
 		DefaultNet: []string{"--network", "bridge"},
+		// Its classic builder, as the build figure wants (20.10's CLI
+		// uses it by default; this says so whatever the host's config).
+		Env: []string{"DOCKER_BUILDKIT=0"},
 	}
 	e.Socket = filepath.Join(e.RunDir, "api.sock")
 	e.Globals = []string{"-H", "unix://" + e.Socket}
@@ -81,7 +109,10 @@ func newPodman(o *options) *Engine {
 		DefaultNet: []string{"--network", podmanNetwork},
 	}
 	e.Socket = filepath.Join(e.RunDir, "api.sock")
-	e.Env = []string{"CONTAINERS_CONF=" + filepath.Join(e.BaseDir, "containers.conf")}
+	e.Env = []string{
+		"CONTAINERS_CONF=" + filepath.Join(e.BaseDir, "containers.conf"),
+		"CONTAINERS_REGISTRIES_CONF=" + filepath.Join(e.BaseDir, "registries.conf"),
+	}
 	e.Globals = []string{
 		"--root", filepath.Join(e.BaseDir, "root"),
 		"--runroot", filepath.Join(e.RunDir, "runroot"),
@@ -94,8 +125,9 @@ func newPodman(o *options) *Engine {
 	return e
 }
 
-// writeConfigs writes each engine's private configuration before start.
-func writeConfigs(es []*Engine) error {
+// writeConfigs writes each engine's private configuration before start;
+// insecure are the bench's loopback registries (plain HTTP).
+func writeConfigs(es []*Engine, insecure []string) error {
 	for _, e := range es {
 		if err := os.MkdirAll(e.BaseDir, 0o700); err != nil {
 			return err
@@ -103,9 +135,13 @@ func writeConfigs(es []*Engine) error {
 		var name, body string
 		switch e.Name {
 		case "ours", "docker":
-			// An explicit empty daemon.json, so /etc/docker/daemon.json
-			// (if any) does not leak into the measurement.
-			name, body = "daemon.json", "{}\n"
+			// An explicit daemon.json, so /etc/docker/daemon.json (if
+			// any) does not leak into the measurement.
+			b, err := json.Marshal(map[string]any{"insecure-registries": insecure})
+			if err != nil {
+				return err
+			}
+			name, body = "daemon.json", string(b)+"\n"
 		case "podman":
 			// The ulimits this host can grant (hard nofile is 20000 here),
 			// a file log driver (journald is not running), and networks
@@ -129,7 +165,15 @@ network_config_dir = %q
 			return err
 		}
 		if e.Name == "podman" {
-			if err := writePodmanNetwork(filepath.Join(e.BaseDir, "networks")); err != nil {
+			if err := os.WriteFile(filepath.Join(e.BaseDir, "registries.conf"), []byte(podmanRegistries(insecure)), 0o600); err != nil {
+				return err
+			}
+			dir := filepath.Join(e.BaseDir, "networks")
+			if err := writePodmanNetwork(dir, podmanNetwork, podmanBridge, podmanSubnet, podmanGateway, false); err != nil {
+				return err
+			}
+			un := userNets["podman"]
+			if err := writePodmanNetwork(dir, userNetwork, un.bridge, un.subnet, un.gateway, true); err != nil {
 				return err
 			}
 		}
@@ -137,29 +181,43 @@ network_config_dir = %q
 	return nil
 }
 
-// writePodmanNetwork defines Podman's bridge network in netavark's own
+// podmanRegistries is Podman's private registries.conf: Docker Hub for
+// short names (the bench's images are local, nothing is fetched) and the
+// loopback registries as insecure (plain HTTP).
+func podmanRegistries(insecure []string) string {
+	var b strings.Builder
+	b.WriteString("unqualified-search-registries = [\"docker.io\"]\nshort-name-mode = \"permissive\"\n")
+	for _, r := range insecure {
+		fmt.Fprintf(&b, "\n[[registry]]\nlocation = %q\ninsecure = true\n", r)
+	}
+	return b.String()
+}
+
+// writePodmanNetwork defines a Podman bridge network in netavark's own
 // file format: Podman 4.3's `network create` cannot name the bridge, and
 // its default "podman0" could clash with another Podman on this host.
-func writePodmanNetwork(dir string) error {
+// dns turns on its name server (aardvark-dns), as a user-defined network
+// of Docker's has its embedded DNS.
+func writePodmanNetwork(dir, name, bridge, subnet, gateway string, dns bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	id := sha256.Sum256([]byte(podmanNetwork))
+	id := sha256.Sum256([]byte(name))
 	net := map[string]any{
-		"name":              podmanNetwork,
+		"name":              name,
 		"id":                hex.EncodeToString(id[:]),
 		"driver":            "bridge",
-		"network_interface": podmanBridge,
+		"network_interface": bridge,
 		"created":           time.Now().UTC().Format(time.RFC3339Nano),
-		"subnets":           []map[string]string{{"subnet": podmanSubnet, "gateway": podmanGateway}},
+		"subnets":           []map[string]string{{"subnet": subnet, "gateway": gateway}},
 		"ipv6_enabled":      false,
 		"internal":          false,
-		"dns_enabled":       false,
+		"dns_enabled":       dns,
 		"ipam_options":      map[string]string{"driver": "host-local"},
 	}
 	b, err := json.MarshalIndent(net, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, podmanNetwork+".json"), b, 0o600)
+	return os.WriteFile(filepath.Join(dir, name+".json"), b, 0o600)
 }

@@ -33,7 +33,7 @@ var watchedSysctls = []string{
 
 // Rules and chains the peers may add carry one of these; only they are
 // ever removed, so concurrent firewall work by others on this host is safe.
-var iptMarkers = []string{"NETAVARK", "CNI-", "DOCKER", "sdbench", "10.213.", "10.214."}
+var iptMarkers = []string{"NETAVARK", "CNI-", "DOCKER", "sdbench", "10.213.", "10.214.", "10.215.", "10.216.", "10.217.", "10.218."}
 
 // cgroup groups the peers create at the top of each hierarchy.
 var peerCgroups = []string{"docker", "libpod_parent", "machine.slice"}
@@ -70,11 +70,12 @@ func snapshotHost() *hostState {
 // restore undoes what the run changed on the host; every step is best
 // effort and logged, so one failure does not leave the rest behind.
 func (h *hostState) restore(privateDirs []string) {
-	for _, l := range []string{dockerBridge, podmanBridge} {
+	for _, l := range benchBridges() {
 		if _, err := os.Stat("/sys/class/net/" + l); err == nil {
 			logRun("ip", "link", "del", l)
 		}
 	}
+	deleteOurNftTables()
 	for _, k := range iptKeys() {
 		before := h.ipt[k]
 		after := iptSave(k)

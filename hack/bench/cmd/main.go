@@ -30,6 +30,13 @@ type options struct {
 	samples, containers, rounds  int
 	loadMB, loadRounds           int
 	logMB, logRounds, bootRounds int
+	regMB, regRounds             int
+	buildRounds, statsRounds     int
+	healthSecs, healthRounds     int
+
+	// The loopback registries of the pull/push figure; their addresses
+	// go into every engine's config, so they are chosen before start.
+	regPull, regPush *registry
 }
 
 func main() {
@@ -46,7 +53,7 @@ func main() {
 	flag.StringVar(&o.dockerd, "dockerd", "/usr/sbin/dockerd", "Docker Engine daemon")
 	flag.StringVar(&o.podman, "podman", "/usr/bin/podman", "podman")
 	flag.BoolVar(&o.debug, "debug", true, "run our dockerd with -D (phase timings in the table)")
-	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,batch,logs,load,systemd (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,batch,logs,load,systemd,net,registry,build,stats,health (default all)")
 	flag.IntVar(&o.samples, "samples", 0, "samples of run/exec per engine (default 20, quick 5)")
 	flag.Parse()
 	set := func(p *int, full, quick int) {
@@ -65,6 +72,12 @@ func main() {
 	set(&o.logMB, 100, 100)
 	set(&o.logRounds, 3, 1)
 	set(&o.bootRounds, 3, 1)
+	set(&o.regMB, 100, 100)
+	set(&o.regRounds, 5, 2)
+	set(&o.buildRounds, 5, 2)
+	set(&o.statsRounds, 5, 2)
+	set(&o.healthSecs, 30, 10)
+	set(&o.healthRounds, 2, 1)
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	if err := run(o); err != nil {
 		slog.Error("bench failed", "err", err)
@@ -103,6 +116,12 @@ func run(o *options) error {
 			return fmt.Errorf("%s exists: another bench running, or a crashed one (remove it)", d)
 		}
 	}
+	if o.regPull, err = newRegistry("pull", o.base); err != nil {
+		return err
+	}
+	if o.regPush, err = newRegistry("push", o.base); err != nil {
+		return err
+	}
 	start := time.Now()
 	host := snapshotHost()
 	es := []*Engine{newOurs(o), newDocker(o), newPodman(o)}
@@ -129,13 +148,14 @@ func run(o *options) error {
 		fn   func()
 	}{
 		{"run", func() { benchRun(ctx, o, es, rs) }},
+		{"net", func() { benchNet(ctx, o, es, rs) }},
 		{"exec", func() { benchExec(ctx, o, es, rs) }},
 		{"many", func() { benchMany(ctx, o, es, rs) }},
 		{"batch", func() { benchBatch(ctx, o, es, rs) }},
 		{"logs", func() { benchLogs(ctx, o, es, rs) }},
 		{"load", func() {
 			img := filepath.Join(o.base, "bigimage.tar")
-			size, err := makeBigImage(img, 2, int64(o.loadMB)*1000*1000/2)
+			size, err := makeBigImage(img, bigImageRef, 2, int64(o.loadMB)*1000*1000/2, 0)
 			if err != nil {
 				slog.Error("make load image", "err", err)
 				return
@@ -143,6 +163,10 @@ func run(o *options) error {
 			benchLoadSave(ctx, o, es, rs, img, size)
 			_ = os.Remove(img)
 		}},
+		{"registry", func() { benchPullPush(ctx, o, es, rs) }},
+		{"build", func() { benchBuild(ctx, o, es, rs) }},
+		{"stats", func() { benchStats(ctx, o, es, rs) }},
+		{"health", func() { benchHealth(ctx, o, es, rs) }},
 		{"systemd", func() {
 			if o.systemdTar != "" {
 				benchSystemd(ctx, o, es, rs)
@@ -181,7 +205,9 @@ func writeReport(o *options, es []*Engine, rs *Results, start time.Time) error {
 		Host:    hostInfo(),
 		Engines: map[string]string{},
 		Settings: map[string]int{"samples": o.samples, "containers": o.containers, "container_rounds": o.rounds,
-			"load_mb": o.loadMB, "load_rounds": o.loadRounds, "log_mb": o.logMB, "log_rounds": o.logRounds, "boot_rounds": o.bootRounds},
+			"load_mb": o.loadMB, "load_rounds": o.loadRounds, "log_mb": o.logMB, "log_rounds": o.logRounds, "boot_rounds": o.bootRounds,
+			"registry_mb": o.regMB, "registry_rounds": o.regRounds, "build_rounds": o.buildRounds, "stats_rounds": o.statsRounds,
+			"health_seconds": o.healthSecs, "health_rounds": o.healthRounds},
 	}
 	for _, e := range es {
 		rep.Engines[e.Name] = e.version()

@@ -32,12 +32,11 @@ func args(parts ...[]string) []string {
 	return out
 }
 
-// benchRun: `run --rm busybox true` through the CLI (no network and, for
-// the peers, their default bridge) and the same life cycle through the API.
+// benchRun: `run --rm busybox true` through the CLI (no network) and the
+// same life cycle through the API; the default bridge is benchNet's.
 func benchRun(ctx context.Context, o *options, es []*Engine, rs *Results) {
 	rs.define("run_cli", "run --rm --network none busybox true (CLI)", "ms", "lower", "")
 	rs.define("run_api", "create/attach/start/wait/remove (API)", "ms", "lower", "Go client v28 with API version negotiation")
-	rs.define("run_cli_defnet", "run --rm busybox true, default bridge network (CLI)", "ms", "lower", "peers only: our engine has no bridge yet")
 	for i := 0; i < o.samples; i++ {
 		for _, e := range es {
 			if v, err := e.timed(ctx, args([]string{"run", "--rm"}, netNone, []string{busybox, "true"})...); err != nil {
@@ -51,17 +50,6 @@ func benchRun(ctx context.Context, o *options, es []*Engine, rs *Results) {
 				rs.fail("run_api", e.Name, err)
 			} else {
 				rs.add("run_api", e.Name, v)
-			}
-		}
-		for _, e := range es {
-			if e.DefaultNet == nil {
-				rs.note("run_cli_defnet", e.Name, "no bridge network yet")
-				continue
-			}
-			if v, err := e.timed(ctx, args([]string{"run", "--rm"}, e.DefaultNet, []string{busybox, "true"})...); err != nil {
-				rs.fail("run_cli_defnet", e.Name, err)
-			} else {
-				rs.add("run_cli_defnet", e.Name, v)
 			}
 		}
 	}

@@ -144,3 +144,16 @@ func (e *Engine) helperPIDs() []int {
 	}
 	return out
 }
+
+// dnsPIDs are Podman's aardvark-dns servers for our private networks
+// (netavark ends them with the network's last container; a crash may not).
+func (e *Engine) dnsPIDs() []int {
+	var out []int
+	for _, p := range listProcs() {
+		line := strings.Join(p.argv, " ")
+		if p.comm == "aardvark-dns" && (strings.Contains(line, e.RunDir) || strings.Contains(line, e.BaseDir)) {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}

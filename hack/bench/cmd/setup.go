@@ -18,7 +18,7 @@ func numCPU() int { return runtime.NumCPU() }
 
 // setup starts the engines and gives each the same images.
 func setup(ctx context.Context, o *options, es []*Engine) error {
-	if err := writeConfigs(es); err != nil {
+	if err := writeConfigs(es, []string{o.regPull.Addr, o.regPush.Addr}); err != nil {
 		return err
 	}
 	for _, c := range [][]string{
@@ -93,16 +93,23 @@ func teardown(es []*Engine, host *hostState, o *options) {
 			}
 		}
 		if e.Name == "podman" {
-			_, _ = e.run(ctx, "network", "rm", "-f", podmanNetwork)
+			_, _ = e.run(ctx, "network", "rm", "-f", podmanNetwork, userNetwork)
+		} else {
+			removeUserNetwork(ctx, e)
 		}
 		cancel()
 	}
+	stopRegistries()
 	for i := len(es) - 1; i >= 0; i-- {
 		es[i].stop()
 	}
 	for _, e := range es {
 		for _, pid := range e.helperPIDs() {
 			slog.Warn("helper left behind, killing", "engine", e.Name, "pid", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, pid := range e.dnsPIDs() {
+			slog.Warn("name server left behind, killing", "engine", e.Name, "pid", pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
