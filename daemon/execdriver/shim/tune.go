@@ -34,6 +34,20 @@ func readEach(f *os.File, fn func(p []byte)) {
 	if err != nil {
 		return
 	}
+	if f.SetReadDeadline(time.Time{}) != nil {
+		// Not pollable (a blocking descriptor): a plain read loop,
+		// which holds its buffer and a thread while it waits.
+		buf := make([]byte, outputBufSize)
+		for {
+			n, err := f.Read(buf)
+			if n > 0 {
+				fn(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
 	for {
 		var bp *[]byte
 		var n int
@@ -171,4 +185,28 @@ func sharedSeccomp(sc *configs.Seccomp) *configs.Seccomp {
 		seccompProfiles.m[key] = sc
 	}
 	return sc
+}
+
+// pollable returns f as a file the runtime's poller waits on (readEach):
+// a descriptor received over a socket comes blocking, and a read on it
+// would hold a thread. f is closed; on error it is returned as it is.
+func pollable(f *os.File) *os.File {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return f
+	}
+	nfd := -1
+	_ = rc.Control(func(fd uintptr) {
+		nfd, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	if err != nil || nfd < 0 {
+		return f
+	}
+	if err := unix.SetNonblock(nfd, true); err != nil {
+		unix.Close(nfd)
+		return f
+	}
+	nf := os.NewFile(uintptr(nfd), f.Name())
+	f.Close()
+	return nf
 }
