@@ -12,15 +12,32 @@ import (
 	"time"
 )
 
-// shimOf is the pid of the shim serving a container (its state
-// directory's shim.pid), 0 if none.
-func shimOf(t *testing.T, d *Daemon, id string) int {
+// shimOf is the pid of the live shim serving a container: the one its
+// state directory's shim.pid names (pid, then the shim's group
+// directory, which is the shim's first argument), 0 if none.
+func shimOf(t testing.TB, d *Daemon, id string) int {
 	t.Helper()
+	return liveShimOf(d, id)
+}
+
+func liveShimOf(d *Daemon, id string) int {
 	b, err := os.ReadFile(filepath.Join(d.ExecRoot, "containers", id, "shim.pid"))
 	if err != nil {
 		return 0
 	}
-	pid, _ := strconv.Atoi(strings.SplitN(strings.TrimSpace(string(b)), "\n", 2)[0])
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	pid, _ := strconv.Atoi(lines[0])
+	if pid <= 0 || len(lines) < 2 {
+		return 0
+	}
+	cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return 0
+	}
+	args := strings.Split(string(cmd), "\x00")
+	if len(args) < 3 || args[1] != "__shim" || args[2] != lines[1] {
+		return 0
+	}
 	return pid
 }
 

@@ -70,6 +70,11 @@ func (d *Driver) host(ctx context.Context, id, dir string, files []*os.File) (sh
 		d.mu.Unlock()
 		resp, err := callCreate(ctx, g.dir, req, files, deadline)
 		if err == nil && !resp.Refused {
+			if err := resp.Err(); err != nil {
+				// The shim's own account of the failure.
+				d.unhost(id)
+				return resp, err
+			}
 			return resp, nil
 		}
 		d.unhost(id)
@@ -84,11 +89,8 @@ func (d *Driver) host(ctx context.Context, id, dir string, files []*os.File) (sh
 			}
 			return resp, errdefs.Unavailable(fmt.Errorf("no shim took container %s", id))
 		}
-		// The shim failed to create it, or died doing so.
-		if errdefs.ClassOf(err) == errdefs.ClassUnknown {
-			err = fmt.Errorf("shim did not report: %w%s", err, shimLogTail(dir))
-		}
-		return resp, err
+		// The shim died creating it, or did not answer in time.
+		return resp, fmt.Errorf("shim did not report: %w%s", err, shimLogTail(dir))
 	}
 }
 

@@ -66,6 +66,9 @@ func create(t *testing.T, g *group, id string, files ...*os.File) shimproto.Resp
 	t.Helper()
 	dir := filepath.Join("/run/test-containers", id)
 	resp, err := shimproto.CallCreate(g.dir, shimproto.Request{Op: shimproto.OpCreate, Create: &shimproto.CreateRequest{Dir: dir, ID: id}}, files, time.Now().Add(5*time.Second))
+	if err == nil {
+		err = resp.Err()
+	}
 	if err != nil {
 		t.Fatalf("create %s: %v", id, err)
 	}
@@ -173,8 +176,8 @@ func TestGroupCreateCarriesDescriptors(t *testing.T) {
 func TestGroupBadRequest(t *testing.T) {
 	g, _, _ := newTestGroup(t, 2)
 	for _, c := range []shimproto.CreateRequest{{Dir: "/run/x/a", ID: "b"}, {Dir: "run/a", ID: "a"}, {Dir: "/run/../a", ID: "a"}, {Dir: "/run/x/..", ID: ".."}} {
-		_, err := shimproto.CallCreate(g.dir, shimproto.Request{Op: shimproto.OpCreate, Create: &c}, nil, time.Now().Add(2*time.Second))
-		if err == nil {
+		resp, err := shimproto.CallCreate(g.dir, shimproto.Request{Op: shimproto.OpCreate, Create: &c}, nil, time.Now().Add(2*time.Second))
+		if err == nil && resp.Err() == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}

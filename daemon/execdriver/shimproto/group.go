@@ -166,7 +166,8 @@ func parseRights(oob []byte) ([]int, error) {
 
 // CallCreate asks the shim of groupDir to host the container of req,
 // passing files along (WriteCreate), and waits for its answer until
-// deadline. A refusal is a Response with Refused set and no error.
+// deadline. The error is only that of reaching the shim; what the shim
+// answered (a refusal, its failure to create) is in the Response.
 func CallCreate(groupDir string, req Request, files []*os.File, deadline time.Time) (Response, error) {
 	var resp Response
 	conn, err := DialPath(groupDir, GroupSocketName)
@@ -181,5 +182,5 @@ func CallCreate(groupDir string, req Request, files []*os.File, deadline time.Ti
 	if err := ReadJSONLine(bufio.NewReader(conn), &resp); err != nil {
 		return resp, fmt.Errorf("reading shim reply to create: %w", err)
 	}
-	return resp, resp.Err()
+	return resp, nil
 }
