@@ -96,6 +96,21 @@ func TestShimGroupKilled(t *testing.T) {
 	}
 	d.MustCLI(t, "stop", "gc")
 	d.MustCLI(t, "rm", "ga", "gb", "gc")
+	// The lost containers' processes were killed; having lost their
+	// shim they were reparented, and are reaped by the host's init in
+	// its own time: wait for that before the leftovers check.
+	waitFor(t, func() bool { return !inCgroupOf(ids[0]) && !inCgroupOf(ids[1]) })
+}
+
+// inCgroupOf: some process is in a cgroup naming the container.
+func inCgroupOf(id string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), id) {
+			return true
+		}
+	}
+	return false
 }
 
 // processAlive: pid exists and is not a zombie.
