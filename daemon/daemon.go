@@ -100,9 +100,15 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ShimGroupSize < 0 {
+		return nil, errdefs.InvalidParameter(fmt.Errorf("shim-group-size must be 1 or more, not %d", cfg.ShimGroupSize))
+	}
 	driver, err := native.New(cfg.ExecRoot, shimBinary, cgDriver == cgroupDriverSystemd)
 	if err != nil {
 		return nil, fmt.Errorf("exec driver: %w", err)
+	}
+	if cfg.ShimGroupSize > 0 {
+		driver.SetShimGroupSize(cfg.ShimGroupSize)
 	}
 	br, err := newBridge(cfg)
 	if err != nil {

@@ -296,14 +296,8 @@ func TestAPIHalfOpenConnectionsCapped(t *testing.T) {
 // shimPid is the pid of the shim of container id.
 func shimPid(t *testing.T, d *Daemon, id string) int {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, _ := os.ReadFile(p)
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 2 && args[1] == "__shim" && strings.HasPrefix(args[2], d.ExecRoot) && strings.Contains(args[2], id) {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-			return pid
-		}
+	if pid := shimOf(t, d, id); pid != 0 {
+		return pid
 	}
 	t.Fatalf("no shim for %s", id)
 	return 0

@@ -149,18 +149,15 @@ func imageCacheIDs(t *testing.T, d *Daemon) map[string]bool {
 	return out
 }
 
-// shimPids maps container IDs to the shim processes serving them.
+// shimPids maps container IDs to the shim processes serving them (a shim
+// serves a group of containers: each one's state directory names it).
 func shimPids(d *Daemon) map[string]int {
 	out := map[string]int{}
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		b, _ := os.ReadFile(filepath.Join(p, "cmdline"))
-		args := strings.Split(string(b), "\x00")
-		if len(args) < 5 || !strings.HasPrefix(args[2], filepath.Join(d.ExecRoot, "containers")+"/") {
-			continue
+	ents, _ := os.ReadDir(filepath.Join(d.ExecRoot, "containers"))
+	for _, e := range ents {
+		if pid := liveShimOf(d, e.Name()); pid != 0 {
+			out[e.Name()] = pid
 		}
-		pid, _ := strconv.Atoi(filepath.Base(p))
-		out[args[4]] = pid
 	}
 	return out
 }

@@ -97,6 +97,7 @@ func newCommand(start func(*config.Config, *tls.Config, loadFunc) error) *cobra.
 	f.StringVarP(&flagCfg.LogLevel, "log-level", "l", "info", `Set the logging level ("debug"|"info"|"warn"|"error")`)
 	f.BoolVar(&flagCfg.LiveRestore, "live-restore", false, "Leave containers running when the daemon shuts down")
 	f.StringSliceVar(&flagCfg.ExecOpts, "exec-opt", nil, "Runtime execution options")
+	f.IntVar(&flagCfg.ShimGroupSize, "shim-group-size", 0, "Containers one shim process hosts at most; 1 for a shim per container (default 32)")
 	f.StringVarP(&flagCfg.Group, "group", "G", config.DefaultGroup, "Group for the unix socket")
 	f.StringSliceVar(&flagCfg.HooksDirs, "hooks-dir", config.DefaultHooksDirs, "Directories searched for prestart/poststop hooks")
 	f.StringVar(&flagCfg.MinFreeSpace, "min-free-space", config.DefaultMinFreeSpace,
@@ -143,6 +144,7 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"debug", "debug", cfg.Debug, func() { cfg.Debug = flags.Debug }},
 		{"log-level", "log-level", cfg.LogLevel != "", func() { cfg.LogLevel = flags.LogLevel }},
 		{"live-restore", "live-restore", cfg.LiveRestore, func() { cfg.LiveRestore = flags.LiveRestore }},
+		{"shim-group-size", "shim-group-size", cfg.ShimGroupSize != 0, func() { cfg.ShimGroupSize = flags.ShimGroupSize }},
 		{"exec-opt", "exec-opts", len(cfg.ExecOpts) > 0, func() { cfg.ExecOpts = flags.ExecOpts }},
 		{"group", "group", cfg.Group != config.DefaultGroup, func() { cfg.Group = flags.Group }},
 		{"hooks-dir", "hooks-dirs", false, func() { cfg.HooksDirs = flags.HooksDirs }},

@@ -25,9 +25,13 @@ type Config struct {
 	Debug         bool              `json:"debug,omitempty"`
 	LogLevel      string            `json:"log-level,omitempty"`
 	LiveRestore   bool              `json:"live-restore,omitempty"`
-	ExecOpts      []string          `json:"exec-opts,omitempty"`
-	Group         string            `json:"group,omitempty"`
-	HooksDirs     []string          `json:"hooks-dirs,omitempty"`
+	// ShimGroupSize is how many containers one shim process hosts at
+	// most (docs/architecture.md); 0 is the default, 1 a shim per
+	// container.
+	ShimGroupSize int      `json:"shim-group-size,omitempty"`
+	ExecOpts      []string `json:"exec-opts,omitempty"`
+	Group         string   `json:"group,omitempty"`
+	HooksDirs     []string `json:"hooks-dirs,omitempty"`
 	// AutoSystemd gives images whose command is an init the systemd
 	// profile without --init=systemd (docs/systemd.md). A pointer: unset means on.
 	AutoSystemd *bool `json:"auto-systemd-init,omitempty"`

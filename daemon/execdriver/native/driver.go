@@ -1,15 +1,19 @@
 // Package native runs containers with libcontainer, each owned by a small
 // shim process (daemon/execdriver/shim: the daemon binary, or docker-shim,
 // re-executed with shimproto.ShimCommand) so that containers outlive the
-// daemon and a restarted daemon can reconnect. This package is the daemon's
-// side, its execdriver.Driver: it spawns the shims, talks to them over
-// their control sockets (daemon/execdriver/shimproto), restores them after
-// a daemon restart, and cleans up after a shim that died.
+// daemon and a restarted daemon can reconnect. A shim hosts a group of
+// containers (at most the group size, group.go). This package is the
+// daemon's side, its execdriver.Driver: it spawns the shims, hands them
+// containers, talks to them over the containers' control sockets
+// (daemon/execdriver/shimproto), restores them after a daemon restart, and
+// cleans up after a shim that died.
 //
 // State of a container lives in execRoot/containers/<id>/: the bundle's
-// config.json, the shim's options, pid, log and control socket, and the
-// exit status once the container exited. libcontainer's own state is in
-// execRoot/runc.
+// config.json, the shim's options, the record of the shim serving it
+// (shim.pid), the container's shim.log and control socket, and the exit
+// status once the container exited. A shim's own directory is
+// execRoot/shims/<random>/ (its pid, log and group socket).
+// libcontainer's own state is in execRoot/runc.
 package native
 
 import (
@@ -19,11 +23,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
@@ -45,8 +47,13 @@ type Driver struct {
 	systemdCgroup bool
 
 	mu sync.Mutex
-	// shims we started and still have to reap: id -> closed when reaped.
-	shims map[string]chan struct{}
+	// hostedBy: the shim of ours each container was handed to.
+	hostedBy map[string]*shimGroup
+
+	// groupMu guards the shims we started and the group size.
+	groupMu   sync.Mutex
+	groups    []*shimGroup
+	groupSize int
 }
 
 var _ execdriver.Driver = (*Driver)(nil)
@@ -66,13 +73,15 @@ func New(execRoot, shimBinary string, systemdCgroup bool) (*Driver, error) {
 		shimBinary:    shimBinary,
 		systemdCgroup: systemdCgroup,
 		runcRoot:      filepath.Join(execRoot, "runc"),
-		shims:         map[string]chan struct{}{},
+		hostedBy:      map[string]*shimGroup{},
+		groupSize:     DefaultShimGroupSize,
 	}
-	for _, dir := range []string{d.containersDir(), d.runcRoot} {
+	for _, dir := range []string{d.containersDir(), d.runcRoot, d.groupsDir()} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("exec driver: %w", err)
 		}
 	}
+	d.removeDeadGroups()
 	return d, nil
 }
 
@@ -86,9 +95,10 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9_+\-][A-Za-z0-9_+\-.]*$`)
 // create takes well under a second.
 const createTimeout = 60 * time.Second
 
-// Create spawns the container's shim, which creates the container: when it
-// returns, namespaces, mounts and prestart hooks are done and the user's
-// process waits for Start. On failure nothing is left behind.
+// Create hands the container to a shim (one of ours with room, or a new
+// one), which creates it: when it returns, namespaces, mounts and
+// prestart hooks are done and the user's process waits for Start. On
+// failure nothing is left behind.
 func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ execdriver.Task, retErr error) {
 	if !validID.MatchString(o.ID) {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid container id %q", o.ID))
@@ -123,99 +133,16 @@ func (d *Driver) Create(ctx context.Context, o execdriver.CreateOptions) (_ exec
 		ID: o.ID, Tty: o.Tty, OpenStdin: o.OpenStdin, StdinOnce: o.StdinOnce,
 		ConsoleHeight: o.ConsoleHeight, ConsoleWidth: o.ConsoleWidth,
 		Log: o.Log, ConsolePTY: o.Spec.Annotations[oci.ConsoleAnnotation] == oci.ConsolePTY,
-		SystemdCgroup: d.systemdCgroup, Files: len(o.ExtraFiles),
+		SystemdCgroup: d.systemdCgroup,
 	}
 	if err := shimproto.WriteJSONQuick(filepath.Join(dir, shimproto.OptionsFile), so); err != nil {
 		return nil, err
 	}
-	resp, err := d.spawnShim(ctx, o.ID, dir, o.ExtraFiles)
+	resp, err := d.host(ctx, o.ID, dir, o.ExtraFiles)
 	if err != nil {
 		return nil, err
 	}
 	return &Task{d: d, id: o.ID, dir: dir, pid: resp.Pid, tty: o.Tty}, nil
-}
-
-// spawnShim starts the shim detached from us (own session, no stdio but
-// its log), hands it the first process's descriptors if there are any
-// (shimproto/files.go), and waits for its report on the ready pipe.
-func (d *Driver) spawnShim(ctx context.Context, id, dir string, files []*os.File) (shimproto.Response, error) {
-	var resp shimproto.Response
-	logf, err := os.OpenFile(filepath.Join(dir, shimproto.ShimLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return resp, err
-	}
-	defer logf.Close()
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		return resp, err
-	}
-	defer readyR.Close()
-	cmd := exec.Command(d.shimBinary, shimproto.ShimCommand, dir, d.runcRoot, id)
-	cmd.Dir = dir
-	cmd.Stderr = logf
-	cmd.ExtraFiles = []*os.File{readyW} // fd 3 = shimproto.ReadyFd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	readyW.Close()
-	if err != nil {
-		return resp, fmt.Errorf("starting shim: %w", err)
-	}
-	reaped := make(chan struct{})
-	d.mu.Lock()
-	d.shims[id] = reaped
-	d.mu.Unlock()
-	go func() {
-		_ = cmd.Wait()
-		d.mu.Lock()
-		if d.shims[id] == reaped {
-			delete(d.shims, id)
-		}
-		d.mu.Unlock()
-		close(reaped)
-	}()
-
-	got := make(chan error, 1)
-	go func() { got <- shimproto.ReadJSONLine(bufio.NewReader(readyR), &resp) }()
-	ctx, cancel := context.WithTimeout(ctx, createTimeout)
-	defer cancel()
-	sent := make(chan error, 1)
-	if len(files) > 0 {
-		go func() { sent <- shimproto.SendFiles(ctx, dir, files) }()
-	}
-	for waiting := true; waiting; {
-		select {
-		case err = <-got:
-			waiting = false
-		case err = <-sent:
-			// Handed over: wait for the report. Not: the shim would
-			// wait for descriptors that never come, and is killed.
-			waiting = err == nil
-			if err != nil {
-				err = fmt.Errorf("passing descriptors: %w", err)
-			}
-		case <-ctx.Done():
-			err = ctx.Err()
-			waiting = false
-		}
-	}
-	if err == nil {
-		err = resp.Err()
-		if err == nil {
-			return resp, nil
-		}
-	} else {
-		_ = cmd.Process.Kill()
-		err = fmt.Errorf("shim did not report: %w%s", err, shimLogTail(dir))
-	}
-	// The shim cleans up and exits after a failure; wait so that Delete
-	// does not race with it.
-	select {
-	case <-reaped:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-reaped
-	}
-	return resp, err
 }
 
 func shimLogTail(dir string) string {
@@ -322,6 +249,7 @@ func (d *Driver) Delete(id string) error {
 	}
 	dir := d.stateDir(id)
 	d.stopShim(id, dir)
+	d.unhost(id)
 	d.killContainer(id)
 	d.removeLimits(id, dir)
 	if err := os.RemoveAll(dir); err != nil {
@@ -330,12 +258,11 @@ func (d *Driver) Delete(id string) error {
 	return nil
 }
 
-// stopShim has a live shim kill its container, waits briefly for the
-// shim to finish, then kills it.
+// stopShim has a live shim kill its container and waits briefly for the
+// shim to be done with it. A shim that stays stuck on it is killed only
+// if the container is its only one: the others of its group must not pay
+// for it; the container itself is killed by killContainer either way.
 func (d *Driver) stopShim(id, dir string) {
-	d.mu.Lock()
-	reaped := d.shims[id]
-	d.mu.Unlock()
 	if shimproto.LiveShimPid(dir) != 0 {
 		// A shim whose container still runs (or was never let run: a
 		// start cut short by a crash) reaps the container's init once it
@@ -351,18 +278,33 @@ func (d *Driver) stopShim(id, dir string) {
 			break
 		}
 		if time.Now().After(deadline) {
+			if !soleContainer(dir) {
+				slog.Warn("shim is not done with the container; leaving the shim to its other containers", "id", id, "pid", pid)
+				return
+			}
 			slog.Warn("killing shim", "id", id, "pid", pid)
 			_ = unix.Kill(pid, unix.SIGKILL)
 			deadline = time.Now().Add(2 * time.Second)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if reaped != nil {
-		select {
-		case <-reaped:
-		case <-time.After(2 * time.Second):
+}
+
+// soleContainer says whether the shim serving dir serves no other
+// container: no other state directory names the same shim.
+func soleContainer(dir string) bool {
+	pid := shimproto.LiveShimPid(dir)
+	ents, err := os.ReadDir(filepath.Dir(dir))
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		other := filepath.Join(filepath.Dir(dir), e.Name())
+		if other != dir && shimproto.LiveShimPid(other) == pid {
+			return false
 		}
 	}
+	return true
 }
 
 // killViaShim asks the shim serving dir to SIGKILL its container, giving

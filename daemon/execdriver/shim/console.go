@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -51,21 +50,14 @@ func (s *shim) startConsole() {
 			lw = s.logw.StreamWriter("stdout")
 			defer lw.Close()
 		}
-		failures := &logFailures{stream: "console", logw: s.logw}
-		buf := make([]byte, 32*1024)
-		for {
-			n, err := c.master.Read(buf)
-			if n > 0 {
-				out := bytes.ReplaceAll(buf[:n], []byte("\r\n"), []byte("\n"))
-				if lw != nil {
-					failures.write(lw, out)
-				}
-				s.out.send(shimproto.FrameStdout, out)
+		failures := &logFailures{stream: "console", logw: s.logw, log: s.log.Logger}
+		readEach(c.master, func(p []byte) {
+			out := bytes.ReplaceAll(p, []byte("\r\n"), []byte("\n"))
+			if lw != nil {
+				failures.write(lw, out)
 			}
-			if err != nil {
-				return
-			}
-		}
+			s.out.send(shimproto.FrameStdout, out)
+		})
 	}()
 }
 
@@ -81,7 +73,7 @@ func (s *shim) stopConsole() {
 		select {
 		case <-c.done:
 		case <-time.After(time.Second):
-			slog.Warn("shim: console output did not end; dropping the rest", "id", s.id)
+			s.log.Warn("shim: console output did not end; dropping the rest", "id", s.id)
 		}
 		c.master.Close()
 	})

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -73,7 +72,7 @@ func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *shimproto.ExecRequest) {
 		outWG.Add(1)
 		go func(o output) {
 			defer outWG.Done()
-			buf := make([]byte, 32*1024)
+			buf := make([]byte, outputBufSize)
 			for {
 				n, err := o.f.Read(buf)
 				if n > 0 {
@@ -100,6 +99,9 @@ func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *shimproto.ExecRequest) {
 		}
 	}()
 
+	if pid, err := e.proc.Pid(); err == nil {
+		awaitExit(pid)
+	}
 	ps, werr := e.proc.Wait()
 	code := exitCode(ps, werr)
 	drained := make(chan struct{})
@@ -107,7 +109,7 @@ func (s *shim) exec(conn net.Conn, br *bufio.Reader, r *shimproto.ExecRequest) {
 	select {
 	case <-drained:
 	case <-time.After(drainTimeout):
-		slog.Warn("shim: exec output did not reach EOF", "id", s.id, "exec", id)
+		s.log.Warn("shim: exec output did not reach EOF", "id", s.id, "exec", id)
 	}
 	pio.closeAll()
 	send(shimproto.FrameExit, []byte(strconv.Itoa(code)))
@@ -134,12 +136,12 @@ func (s *shim) startExec(r *shimproto.ExecRequest) (*shimExec, *procIO, error) {
 		Cwd:           r.Cwd,
 		UID:           int(r.UID),
 		GID:           int(r.GID),
-		Rlimits:       clampRlimits(s.spec.Process.Rlimits),
+		Rlimits:       clampRlimits(s.process.Rlimits),
 		ConsoleHeight: r.Height,
 		ConsoleWidth:  r.Width,
 	}
 	if p.Cwd == "" {
-		p.Cwd = s.spec.Process.Cwd
+		p.Cwd = s.process.Cwd
 	}
 	for _, g := range r.AdditionalGids {
 		p.AdditionalGroups = append(p.AdditionalGroups, int(g))

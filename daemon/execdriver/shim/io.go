@@ -88,6 +88,7 @@ func (pio *procIO) afterStart() error {
 	if err != nil {
 		return fmt.Errorf("receiving console: %w", err)
 	}
+	master = pollable(master)
 	pio.console = master
 	pio.stdin = master
 	return nil
@@ -113,7 +114,16 @@ func resizeConsole(console *os.File, height, width uint16) error {
 		return nil // resizing a process without a tty is a no-op, as in Docker
 	}
 	ws := &unix.Winsize{Row: height, Col: width}
-	if err := unix.IoctlSetWinsize(int(console.Fd()), unix.TIOCSWINSZ, ws); err != nil {
+	// Through Control, not Fd: Fd would put the descriptor in blocking
+	// mode, under the reader that polls it.
+	rc, err := console.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("resizing tty: %w", err)
+	}
+	if cerr := rc.Control(func(fd uintptr) { err = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, ws) }); cerr != nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("resizing tty: %w", err)
 	}
 	return nil

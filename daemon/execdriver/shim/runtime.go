@@ -3,7 +3,6 @@ package shim
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/opencontainers/cgroups"
 
@@ -49,7 +48,7 @@ func (s *shim) update(u *shimproto.Update) error {
 	payloadFirst := false
 	if err := s.limits.Set(&res); err != nil {
 		payloadFirst = true
-		slog.Debug("shim: limits cgroup refused the update before the payload's", "id", s.id, "err", err)
+		s.log.Debug("shim: limits cgroup refused the update before the payload's", "id", s.id, "err", err)
 	}
 	if config.Cgroups != nil && config.Cgroups.Resources != nil {
 		pr := *config.Cgroups.Resources

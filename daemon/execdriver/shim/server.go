@@ -22,7 +22,7 @@ func (s *shim) serve() {
 		conn, err := s.listener.Accept()
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) {
-				slog.Error("shim: accept", "err", err)
+				s.log.Error("shim: accept", "err", err)
 			}
 			return
 		}
@@ -36,10 +36,12 @@ func (s *shim) serve() {
 }
 
 func (s *shim) handle(conn net.Conn) {
-	br := bufio.NewReader(conn)
+	// A small buffer: a waiter's connection holds it for the container's
+	// whole life, and frames larger than it are read around it.
+	br := bufio.NewReaderSize(conn, 512)
 	var req shimproto.Request
 	if err := shimproto.ReadJSONLine(br, &req); err != nil {
-		slog.Debug("shim: bad request", "err", err)
+		s.log.Debug("shim: bad request", "err", err)
 		return
 	}
 	reply := func(r shimproto.Response) { _ = shimproto.WriteJSONLine(conn, r) }
@@ -62,15 +64,16 @@ func (s *shim) handle(conn net.Conn) {
 	case shimproto.OpResize:
 		reply(s.resp(resizeConsole(s.console, req.Height, req.Width)))
 	case shimproto.OpWait:
-		// Notice a client that gives up so the goroutine does not linger.
-		gone := make(chan struct{})
-		go func() { _, _ = br.ReadByte(); close(gone) }()
-		select {
-		case <-s.exited:
+		// run answers the waiters when the container exited and closes
+		// their connections; until then this goroutine only notices a
+		// client that gives up (one goroutine per waiter, not two).
+		if !s.addWaiter(conn) {
 			st := s.exitStatus()
 			reply(shimproto.Response{Exit: &st})
-		case <-gone:
+			return
 		}
+		_, _ = br.ReadByte()
+		s.removeWaiter(conn)
 	case shimproto.OpPause:
 		reply(s.resp(s.pause()))
 	case shimproto.OpResume:
@@ -103,6 +106,31 @@ func (s *shim) handle(conn net.Conn) {
 		}
 	default:
 		reply(shimproto.ErrResponse(errdefs.InvalidParameter(fmt.Errorf("unknown shim operation %q", req.Op))))
+	}
+}
+
+// addWaiter registers conn to be answered at the exit, unless the exit
+// is already recorded.
+func (s *shim) addWaiter(conn net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.exited:
+		return false
+	default:
+	}
+	s.waiters = append(s.waiters, conn)
+	return true
+}
+
+func (s *shim) removeWaiter(conn net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, c := range s.waiters {
+		if c == conn {
+			s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
+			return
+		}
 	}
 }
 
@@ -203,7 +231,7 @@ func (s *shim) attach(conn net.Conn, br *bufio.Reader, wantStdin bool) {
 			case shimproto.FrameStdin:
 				if wantStdin && s.stdin != nil && s.opts.OpenStdin {
 					if _, err := s.stdin.Write(p); err != nil {
-						slog.Debug("shim: stdin write", "err", err)
+						s.log.Debug("shim: stdin write", "err", err)
 					}
 				}
 			case shimproto.FrameCloseStdin:

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,33 +49,83 @@ import (
 // to reach EOF after init exited (a leaked descriptor could hold it open).
 const drainTimeout = 5 * time.Second
 
-// Main runs the shim: args are the container's state directory, the
-// libcontainer root and the container id. It never returns.
+// Main runs the shim: args are its group directory, the libcontainer
+// root and how many containers it may host at once (group.go). It never
+// returns: the shim exits once its last container is gone.
 func Main(args []string) {
 	catchSignals()
+	tuneRuntime()
 	ready := os.NewFile(shimproto.ReadyFd, "ready")
 	if len(args) != 3 {
 		slog.Error("shim: bad arguments", "args", args)
 		os.Exit(2)
 	}
+	max, err := strconv.Atoi(args[2])
+	if err != nil || max < 1 {
+		slog.Error("shim: bad group size", "size", args[2])
+		os.Exit(2)
+	}
 	logs := setupLog(filepath.Join(args[0], shimproto.ShimLogFile))
-	s := &shim{dir: args[0], root: args[1], id: args[2], execs: map[string]*shimExec{}}
-	if err := s.create(); err != nil {
-		slog.Error("shim: create failed", "id", s.id, "err", err)
+	g := newGroup(args[0], max)
+	g.host = func(req shimproto.CreateRequest, files []*os.File, gone func()) (int, error) {
+		return hostContainer(args[0], args[1], req, files, gone)
+	}
+	g.exit = func() {
+		slog.Info("shim: last container gone; exiting")
+		_ = os.Remove(filepath.Join(args[0], shimproto.GroupSocketName))
+		_ = os.Remove(filepath.Join(args[0], shimproto.ShimPidFile))
+		logs.flush()
+		os.Exit(0)
+	}
+	if err := g.listen(); err != nil {
+		slog.Error("shim: group socket", "err", err)
 		_ = shimproto.WriteJSONLine(ready, shimproto.ErrResponse(err))
 		os.Exit(1)
 	}
-	_ = shimproto.WriteJSONLine(ready, shimproto.Response{Pid: s.pid})
+	_ = shimproto.WriteJSONLine(ready, shimproto.Response{Pid: os.Getpid()})
 	ready.Close()
-	code := s.run()
-	logs.flush()
-	os.Exit(code)
+	g.serve()
+	select {} // the last container's end exits
+}
+
+// hostContainer creates the container of req in this shim and runs it
+// until it exited; gone is called then. On error nothing of it is left
+// (and gone is not called).
+func hostContainer(groupDir, root string, req shimproto.CreateRequest, files []*os.File, gone func()) (int, error) {
+	s := &shim{dir: req.Dir, groupDir: groupDir, root: root, id: req.ID, execs: map[string]*shimExec{}, extraFiles: files}
+	s.log = openContainerLog(filepath.Join(s.dir, shimproto.ShimLogFile), s.id)
+	if err := s.create(); err != nil {
+		s.log.Error("shim: create failed", "err", err)
+		s.log.close()
+		if rerr := shimproto.ReleaseShimPid(s.dir); rerr != nil {
+			slog.Warn("shim: releasing the container", "id", s.id, "err", rerr)
+		}
+		return 0, err
+	}
+	go func() {
+		defer gone()
+		s.run()
+		s.log.close()
+		// Last: from now on the daemon sees no shim for this container.
+		if err := shimproto.ReleaseShimPid(s.dir); err != nil {
+			slog.Warn("shim: releasing the container", "id", s.id, "err", err)
+		}
+	}()
+	s.spec = nil
+	releaseMemory()
+	return s.pid, nil
 }
 
 type shim struct {
 	dir, root, id string
-	opts          shimproto.Options
-	spec          *specs.Spec
+	// groupDir is the directory of the shim process hosting it.
+	groupDir string
+	opts     shimproto.Options
+	log      *containerLog
+	// extraFiles came with the create request (SCM_RIGHTS), for the
+	// first process; the group closes them once create returned.
+	extraFiles []*os.File
+	spec       *specs.Spec
 
 	container *libcontainer.Container
 	// limits is the cgroup above the container's that holds its limits.
@@ -93,9 +144,17 @@ type shim struct {
 	stdinOnce sync.Once
 	console   *os.File
 
-	out        broadcaster
-	outputWG   sync.WaitGroup
+	out broadcaster
+	// outputLeft counts the output streams still open; the last to end
+	// closes outputDone.
+	outputLeft atomic.Int32
 	outputDone chan struct{}
+	// process is the spec's process, kept for execs; the rest of the
+	// spec is dropped after create (its seccomp profile alone is tens of
+	// KiB, and libcontainer keeps its own copy of what it needs).
+	process *specs.Process
+	// waiters are OpWait connections, answered when the container exited.
+	waiters []net.Conn
 
 	mu        sync.Mutex
 	started   bool
@@ -112,7 +171,7 @@ type shim struct {
 // create sets up the container up to (not including) running the user's
 // process. On error everything it made is undone.
 func (s *shim) create() (retErr error) {
-	if err := shimproto.WriteFileQuick(filepath.Join(s.dir, shimproto.ShimPidFile), []byte(strconv.Itoa(os.Getpid()))); err != nil {
+	if err := shimproto.WriteShimPid(s.dir, s.groupDir); err != nil {
 		return err
 	}
 	if err := shimproto.ReadJSONFile(filepath.Join(s.dir, shimproto.OptionsFile), &s.opts); err != nil {
@@ -129,10 +188,13 @@ func (s *shim) create() (retErr error) {
 		return errdefs.InvalidParameter(errors.New("spec has no process"))
 	}
 	filterSpecCaps(s.spec.Process.Capabilities)
-	// specconv resolves a relative rootfs against the working directory:
-	// the state directory is the bundle.
-	if err := os.Chdir(s.dir); err != nil {
-		return err
+	// The state directory is the bundle, against which a relative rootfs
+	// is resolved. specconv would resolve it against the working
+	// directory, which is the whole process's: the shim never changes it
+	// (it hosts several containers), so the path is made absolute here
+	// and the bundle label set below.
+	if s.spec.Root != nil && !filepath.IsAbs(s.spec.Root.Path) {
+		s.spec.Root.Path = filepath.Join(s.dir, s.spec.Root.Path)
 	}
 	if s.opts.ConsolePTY {
 		if err := s.setupConsolePTY(); err != nil {
@@ -145,6 +207,8 @@ func (s *shim) create() (retErr error) {
 	if err != nil {
 		return errdefs.InvalidParameter(fmt.Errorf("invalid container config: %w", err))
 	}
+	setBundleLabel(config, s.dir)
+	config.Seccomp = sharedSeccomp(config.Seccomp)
 	if err := s.createCgroups(config); err != nil {
 		return err
 	}
@@ -163,7 +227,7 @@ func (s *shim) create() (retErr error) {
 	defer func() {
 		if retErr != nil {
 			if err := s.container.Destroy(); err != nil {
-				slog.Error("shim: destroy after failed create", "err", err)
+				s.log.Error("shim: destroy after failed create", "err", err)
 			}
 		}
 	}()
@@ -180,17 +244,11 @@ func (s *shim) create() (retErr error) {
 		ConsoleHeight: s.opts.ConsoleHeight,
 		ConsoleWidth:  s.opts.ConsoleWidth,
 		Init:          true,
+		// Descriptors sent with the create request (socket activation).
+		ExtraFiles: s.extraFiles,
 	}
 	for _, g := range s.spec.Process.User.AdditionalGids {
 		p.AdditionalGroups = append(p.AdditionalGroups, int(g))
-	}
-	if s.opts.Files > 0 {
-		if p.ExtraFiles, err = s.receiveFiles(); err != nil {
-			return err
-		}
-		// The process holds its own copies once started; ours would
-		// keep a socket's peer from seeing it closed.
-		defer closeFiles(p.ExtraFiles)
 	}
 	pio, err := newProcIO(p, s.opts.Tty, s.opts.OpenStdin)
 	if err != nil {
@@ -208,17 +266,16 @@ func (s *shim) create() (retErr error) {
 	}
 	s.pid, _ = p.Pid()
 	s.stdin, s.console = pio.stdin, pio.console
+	s.process = s.spec.Process
 	s.outputDone = make(chan struct{})
 	s.exited = make(chan struct{})
 	s.startOutput(pio)
 	s.startConsole()
 
-	if s.listener == nil {
-		if err := s.listen(); err != nil {
-			_ = p.Signal(unix.SIGKILL)
-			_, _ = p.Wait()
-			return err
-		}
+	if s.listener, err = shimproto.Listen(s.dir, shimproto.SocketName); err != nil {
+		_ = p.Signal(unix.SIGKILL)
+		_, _ = p.Wait()
+		return fmt.Errorf("control socket: %w", err)
 	}
 	return nil
 }
@@ -226,72 +283,80 @@ func (s *shim) create() (retErr error) {
 // startOutput copies the container's output to the log and attachers.
 func (s *shim) startOutput(pio *procIO) {
 	copyTo := func(r *os.File, stream string, kind byte) {
-		defer s.outputWG.Done()
+		defer func() {
+			if s.outputLeft.Add(-1) == 0 {
+				close(s.outputDone)
+			}
+		}()
 		var lw io.WriteCloser
 		if s.logw != nil {
 			lw = s.logw.StreamWriter(stream)
 			defer lw.Close()
 		}
-		failures := &logFailures{stream: stream, logw: s.logw}
-		buf := make([]byte, 32*1024)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				if lw != nil {
-					failures.write(lw, buf[:n])
-				}
-				s.out.send(kind, buf[:n])
+		failures := &logFailures{stream: stream, logw: s.logw, log: s.log.Logger}
+		readEach(r, func(p []byte) {
+			if lw != nil {
+				failures.write(lw, p)
 			}
-			if err != nil {
-				return // EOF, or EIO from a pty whose other side is gone
-			}
-		}
+			s.out.send(kind, p)
+		})
 	}
-	for _, o := range pio.outputs() {
-		s.outputWG.Add(1)
+	outs := pio.outputs()
+	if len(outs) == 0 {
+		close(s.outputDone)
+		return
+	}
+	s.outputLeft.Store(int32(len(outs)))
+	for _, o := range outs {
 		go copyTo(o.f, o.stream, o.kind)
 	}
-	go func() {
-		s.outputWG.Wait()
-		close(s.outputDone)
-	}()
 }
 
 // run serves the control socket until the container exited, then cleans
-// up and returns the shim's exit code.
-func (s *shim) run() int {
+// up: exit recorded, container destroyed, socket closed.
+func (s *shim) run() {
 	go s.serve()
+	awaitExit(s.pid)
 	ps, werr := s.init.Wait()
 	st := execdriver.ExitStatus{Code: exitCode(ps, werr), ExitedAt: time.Now().UTC()}
-	slog.Info("shim: container exited", "id", s.id, "code", st.Code)
+	s.log.Info("shim: container exited", "code", st.Code)
 
 	select {
 	case <-s.outputDone:
 	case <-time.After(drainTimeout):
-		slog.Warn("shim: output did not reach EOF; dropping the rest", "id", s.id)
+		s.log.Warn("shim: output did not reach EOF; dropping the rest")
 	}
 	s.stopConsole()
 	s.out.end()
 	if s.logw != nil {
 		if err := s.logw.Close(); err != nil {
-			slog.Warn("shim: closing log", "err", err)
+			s.log.Warn("shim: closing log", "err", err)
 		}
 		if n, _ := dropped(s.logw); n > 0 {
-			slog.Warn("shim: log entries were dropped", "count", n)
+			s.log.Warn("shim: log entries were dropped", "count", n)
 		}
 	}
 	st.OOMKilled = s.oomKilled()
 	if err := shimproto.WriteExit(s.dir, st); err != nil {
-		slog.Error("shim: recording exit status", "err", err)
+		s.log.Error("shim: recording exit status", "err", err)
 	}
 	s.destroy()
 
 	s.mu.Lock()
 	s.status = st
-	s.mu.Unlock()
+	waiters := s.waiters
+	s.waiters = nil
 	close(s.exited)
+	s.mu.Unlock()
+	for _, c := range waiters {
+		// Answered here, not by a goroutine per waiter; closing the
+		// connection ends its handler.
+		_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		_ = shimproto.WriteJSONLine(c, shimproto.Response{Exit: &st})
+		c.Close()
+	}
 	s.listener.Close()
-	_ = os.Remove(shimproto.SocketName)
+	_ = os.Remove(filepath.Join(s.dir, shimproto.SocketName))
 
 	// Give waiters and exec sessions a moment to get their answers out.
 	done := make(chan struct{})
@@ -300,7 +365,6 @@ func (s *shim) run() int {
 	case <-done:
 	case <-time.After(2 * time.Second):
 	}
-	return 0
 }
 
 // createCgroups makes the limits cgroup and leaves libcontainer the
@@ -340,7 +404,7 @@ func (s *shim) destroyLimits() {
 		return
 	}
 	if err := s.limits.Destroy(); err != nil {
-		slog.Warn("shim: removing the limits cgroup", "id", s.id, "err", err)
+		s.log.Warn("shim: removing the limits cgroup", "err", err)
 	}
 }
 
@@ -357,7 +421,7 @@ func (s *shim) destroy() {
 			_ = s.container.Signal(unix.SIGKILL)
 		}
 		if i == 49 {
-			slog.Error("shim: destroying container", "id", s.id, "err", err)
+			s.log.Error("shim: destroying container", "err", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

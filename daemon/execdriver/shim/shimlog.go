@@ -26,13 +26,45 @@ const (
 )
 
 // setupLog makes the shim's default logger write to stderr, which the exec
-// driver opened on path, rate-limited and rotated. It returns the limiter,
-// to be flushed before the shim exits.
+// driver opened on path (the group's shim.log), rate-limited and rotated.
+// It returns the limiter, to be flushed before the shim exits.
 func setupLog(path string) *repeatLimiter {
 	text := slog.NewTextHandler(&rotatingLog{path: path, f: os.Stderr, max: shimLogMax}, nil)
 	lim := newRepeatLimiter(logRepeatInterval, text)
 	slog.SetDefault(slog.New(&limitHandler{Handler: text, lim: lim}))
 	return lim
+}
+
+// containerLog is the shim.log of one container of the group, in the
+// container's state directory: what the shim does for that container is
+// logged there, bounded as the group's own log is.
+type containerLog struct {
+	*slog.Logger
+	lim *repeatLimiter
+	f   *os.File
+}
+
+// openContainerLog opens the container's shim.log. If it cannot be
+// opened, the container's records go to the group's log, with its id.
+func openContainerLog(path, id string) *containerLog {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		slog.Warn("shim: opening the container's log; using the group's", "id", id, "err", err)
+		return &containerLog{Logger: slog.Default().With("id", id)}
+	}
+	text := slog.NewTextHandler(&rotatingLog{path: path, f: f, max: shimLogMax}, nil)
+	lim := newRepeatLimiter(logRepeatInterval, text)
+	return &containerLog{Logger: slog.New(&limitHandler{Handler: text, lim: lim}), lim: lim, f: f}
+}
+
+// close writes the pending repeat counts and closes the file.
+func (l *containerLog) close() {
+	if l.lim != nil {
+		l.lim.flush()
+	}
+	if l.f != nil {
+		l.f.Close()
+	}
 }
 
 // rotatingLog appends to f, the file at path, rotating it at max bytes.
@@ -161,19 +193,27 @@ func (h *limitHandler) WithGroup(name string) slog.Handler {
 // the first success after failures says how many there were.
 type logFailures struct {
 	stream string
-	logw   any // the container's logger, for its count of dropped entries
+	logw   any          // the container's logger, for its count of dropped entries
+	log    *slog.Logger // the container's shim.log; nil: the default
 	failed int
+}
+
+func (f *logFailures) logger() *slog.Logger {
+	if f.log != nil {
+		return f.log
+	}
+	return slog.Default()
 }
 
 // write writes p to lw and reports on the outcome.
 func (f *logFailures) write(lw io.Writer, p []byte) {
 	if _, err := lw.Write(p); err != nil {
 		f.failed++
-		slog.Warn("shim: log write failed", append([]any{"stream", f.stream, "err", err}, droppedAttr(f.logw)...)...)
+		f.logger().Warn("shim: log write failed", append([]any{"stream", f.stream, "err", err}, droppedAttr(f.logw)...)...)
 		return
 	}
 	if f.failed > 0 {
-		slog.Info("shim: log writes work again", append([]any{"stream", f.stream, "failed_writes", f.failed}, droppedAttr(f.logw)...)...)
+		f.logger().Info("shim: log writes work again", append([]any{"stream", f.stream, "failed_writes", f.failed}, droppedAttr(f.logw)...)...)
 		f.failed = 0
 	}
 }

@@ -29,9 +29,16 @@ import (
 
 // ShimCommand is os.Args[1] of a shim process: the daemon binary re-runs
 // itself with it and main must hand over to shim.Main. The arguments that
-// follow are the container's state directory, the libcontainer root and
-// the container id.
+// follow are the shim's group directory, the libcontainer root and the
+// number of containers the shim may host at once. A shim hosts a group of
+// containers: the daemon hands it each one with OpCreate on its group
+// socket; every container keeps its own state directory and control
+// socket (below), so that the rest of the protocol is per container.
 const ShimCommand = "__shim"
+
+// GroupSocketName is the group socket's name in a shim's group directory:
+// it takes OpCreate only.
+const GroupSocketName = "group.sock"
 
 // ReadyFd is the pipe on which the shim tells the daemon how creation went.
 const ReadyFd = 3
@@ -73,7 +80,20 @@ const (
 	OpUpdate = "update"
 	// OpStats reads the limits cgroup's statistics (the whole container).
 	OpStats = "stats"
+	// OpCreate, on a group socket, asks the shim to host one more
+	// container (Request.Create). The request may carry descriptors for
+	// the container's first process (SCM_RIGHTS, see WriteCreate). A shim
+	// that is full, or has decided to exit, answers Refused, and the
+	// daemon starts another shim.
+	OpCreate = "create"
 )
+
+// CreateRequest names the container an OpCreate asks the shim to host:
+// its state directory, already holding the spec and the Options.
+type CreateRequest struct {
+	Dir string `json:"dir"`
+	ID  string `json:"id"`
+}
 
 // Update is an OpUpdate's limits: each field given (non-nil) replaces the
 // current value; a zero or negative value removes the limit where that
@@ -126,16 +146,15 @@ func (u *Update) Apply(r *cgroups.Resources) {
 
 // Request is the one JSON line a client sends on connecting.
 type Request struct {
-	Op     string       `json:"op"`
-	Signal int          `json:"signal,omitempty"`
-	Height uint16       `json:"height,omitempty"`
-	Width  uint16       `json:"width,omitempty"`
-	Stdin  bool         `json:"stdin,omitempty"`
-	Exec   *ExecRequest `json:"exec,omitempty"`
-	ExecID string       `json:"execId,omitempty"`
-	Update *Update      `json:"update,omitempty"`
-	// Files is the number of descriptors an OpFiles request carries.
-	Files int `json:"files,omitempty"`
+	Op     string         `json:"op"`
+	Signal int            `json:"signal,omitempty"`
+	Height uint16         `json:"height,omitempty"`
+	Width  uint16         `json:"width,omitempty"`
+	Stdin  bool           `json:"stdin,omitempty"`
+	Exec   *ExecRequest   `json:"exec,omitempty"`
+	ExecID string         `json:"execId,omitempty"`
+	Update *Update        `json:"update,omitempty"`
+	Create *CreateRequest `json:"create,omitempty"`
 }
 
 // ExecRequest describes the process of an OpExec request.
@@ -168,6 +187,9 @@ type Response struct {
 	StdinOnce bool                   `json:"stdinOnce,omitempty"`
 	Exit      *execdriver.ExitStatus `json:"exit,omitempty"`
 	Stats     *cgroups.Stats         `json:"stats,omitempty"`
+	// Refused: a shim that is full or exiting did not take the container
+	// of an OpCreate (nothing of it was touched); ask another shim.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // Error classes as sent over the wire.

@@ -34,10 +34,6 @@ type Options struct {
 	Log           logger.Info `json:"log"`
 	ConsolePTY    bool        `json:"consolePTY,omitempty"`
 	SystemdCgroup bool        `json:"systemdCgroup,omitempty"`
-	// Files is the number of descriptors the container's first process
-	// gets from fd 3 on, which the daemon hands over in an OpFiles
-	// request before the shim creates the container (files.go).
-	Files int `json:"files,omitempty"`
 }
 
 // ReserveExit makes room for the exit status ahead of time, when the shim
@@ -106,18 +102,61 @@ func ReadExit(dir string) (*execdriver.ExitStatus, error) {
 	return &st, nil
 }
 
+// WriteShimPid records in dir that the shim of groupDir (this process)
+// serves the container: its pid and its group directory, which
+// LiveShimPid checks against the process's command line.
+func WriteShimPid(dir, groupDir string) error {
+	return WriteFileQuick(filepath.Join(dir, ShimPidFile), []byte(strconv.Itoa(os.Getpid())+"\n"+groupDir+"\n"))
+}
+
+// ReleaseShimPid says that no shim serves dir any more: the shim removes
+// the record once it is done with the container (exit recorded, socket
+// closed), while it goes on serving the other containers of its group.
+func ReleaseShimPid(dir string) error {
+	if err := os.Remove(filepath.Join(dir, ShimPidFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // LiveShimPid returns the pid of the shim serving dir if it is still
-// running, checked against its command line so that a recycled pid is
-// not mistaken for it; 0 otherwise.
+// running and has not released the container, checked against its
+// command line (the group directory it serves) so that a recycled pid is
+// not mistaken for it; 0 otherwise. A record holding only a pid is an
+// earlier daemon's one-container shim, whose command line names dir.
 func LiveShimPid(dir string) int {
 	b, err := os.ReadFile(filepath.Join(dir, ShimPidFile))
 	if err != nil {
 		return 0
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	fields := strings.Split(strings.TrimSpace(string(b)), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(fields[0]))
 	if err != nil || pid <= 0 {
 		return 0
 	}
+	want := dir
+	if len(fields) > 1 {
+		want = fields[1]
+	}
+	return liveShim(pid, want)
+}
+
+// LiveGroupPid returns the pid of the shim whose group directory is
+// groupDir (its shim.pid), if it still runs; 0 otherwise.
+func LiveGroupPid(groupDir string) int {
+	b, err := os.ReadFile(filepath.Join(groupDir, ShimPidFile))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return liveShim(pid, groupDir)
+}
+
+// liveShim checks that pid is a shim started for dir.
+func liveShim(pid int, dir string) int {
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil {
 		return 0
@@ -126,7 +165,7 @@ func LiveShimPid(dir string) int {
 	if len(args) < 3 || args[1] != ShimCommand || args[2] != dir {
 		return 0
 	}
-	// A zombie still has its cmdline cleared; a dead-but-unreaped shim
+	// A zombie has its cmdline cleared; a dead-but-unreaped shim
 	// (our own child not yet waited for) reads as empty and was rejected.
 	return pid
 }
