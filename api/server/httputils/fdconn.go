@@ -48,6 +48,12 @@ func (c *FDConn) Read(p []byte) (int, error) {
 		c.oob = make([]byte, unix.CmsgSpace(fdpass.MaxFiles*4))
 	}
 	n, oobn, flags, _, err := c.ReadMsgUnix(p, c.oob)
+	if n < 0 {
+		// ReadMsgUnix passes recvmsg's -1 on through with an error (a
+		// read deadline the HTTP server sets to end a background read,
+		// a reset): io.Reader's contract is 0 <= n.
+		n = 0
+	}
 	if oobn > 0 {
 		c.keep(c.oob[:oobn])
 	}
