@@ -53,7 +53,7 @@ func main() {
 	flag.StringVar(&o.dockerd, "dockerd", "/usr/sbin/dockerd", "Docker Engine daemon")
 	flag.StringVar(&o.podman, "podman", "/usr/bin/podman", "podman")
 	flag.BoolVar(&o.debug, "debug", true, "run our dockerd with -D (phase timings in the table)")
-	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,batch,logs,load,systemd,net,registry,build,stats,health (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,batch,logs,load,systemd,sdready,net,registry,build,stats,health (default all)")
 	flag.IntVar(&o.samples, "samples", 0, "samples of run/exec per engine (default 20, quick 5)")
 	flag.IntVar(&o.containers, "containers", 0, "containers of the N-containers figure (default 100, quick 20)")
 	flag.Parse()
