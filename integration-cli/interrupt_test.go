@@ -22,27 +22,10 @@ func TestPushCrashReusesLayers(t *testing.T) {
 	d.Start(t)
 	loadBusybox(t, d)
 	repo := reg.Addr + "/crash/pushed:v1"
-	ctx := buildCtx(t, map[string]string{"Dockerfile": "FROM busybox\nRUN head -c 3000000 /dev/urandom > /one\nRUN head -c 3000000 /dev/urandom > /two\n"})
-	if r := d.CLI("build", "-q", "-t", repo, ctx); r.Code != 0 {
-		t.Fatalf("build: %s", r)
-	}
-	wantID, _ := inspectImage(t, d, repo)
+	wantID := buildTwoRandomLayers(t, d, repo)
 	d.Stop(t)
 
-	markers := t.TempDir()
-	startArmed(t, d, "push-after-layer", markers)
-	done := make(chan Result, 1)
-	go func() { done <- d.CLI("push", repo) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for !fileExists(filepath.Join(markers, "push-after-layer")) {
-		if time.Now().After(deadline) {
-			t.Fatal("the push never reached its crash point")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	killHard(t, d)
-	<-done
-
+	crashDuring(t, d, "push-after-layer", 60*time.Second, "push", repo)
 	d.Start(t)
 	defer d.Cleanup(t)
 	checkImageStore(t, d)

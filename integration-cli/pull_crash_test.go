@@ -20,29 +20,12 @@ func TestPullCrashReusesLayers(t *testing.T) {
 	d.Start(t)
 	loadBusybox(t, d)
 	repo := reg.Addr + "/crash/pulled:v1"
-	ctx := buildCtx(t, map[string]string{"Dockerfile": "FROM busybox\nRUN head -c 3000000 /dev/urandom > /one\nRUN head -c 3000000 /dev/urandom > /two\n"})
-	if r := d.CLI("build", "-q", "-t", repo, ctx); r.Code != 0 {
-		t.Fatalf("build: %s", r)
-	}
-	wantID, _ := inspectImage(t, d, repo)
+	wantID := buildTwoRandomLayers(t, d, repo)
 	d.MustCLI(t, "push", repo)
 	d.MustCLI(t, "rmi", repo, "busybox")
 	d.Stop(t)
 
-	markers := t.TempDir()
-	startArmed(t, d, "pull-after-layer", markers)
-	done := make(chan Result, 1)
-	go func() { done <- d.CLI("pull", repo) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !fileExists(filepath.Join(markers, "pull-after-layer")) {
-		if time.Now().After(deadline) {
-			t.Fatal("the pull never reached its crash point")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	killHard(t, d)
-	<-done
-
+	crashDuring(t, d, "pull-after-layer", 30*time.Second, "pull", repo)
 	d.Start(t)
 	defer d.Cleanup(t)
 	checkImageStore(t, d)
@@ -64,4 +47,37 @@ func TestPullCrashReusesLayers(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(d.Root, "image", "pulled")); len(ents) != 0 {
 		t.Fatalf("pull marks left: %d", len(ents))
 	}
+}
+
+// buildTwoRandomLayers builds repo from busybox with two layers of 3 MB of
+// random bytes each (incompressible, so a pull or push takes a moment)
+// and returns its image ID.
+func buildTwoRandomLayers(t *testing.T, d *Daemon, repo string) string {
+	t.Helper()
+	ctx := buildCtx(t, map[string]string{"Dockerfile": "FROM busybox\nRUN head -c 3000000 /dev/urandom > /one\nRUN head -c 3000000 /dev/urandom > /two\n"})
+	if r := d.CLI("build", "-q", "-t", repo, ctx); r.Code != 0 {
+		t.Fatalf("build: %s", r)
+	}
+	id, _ := inspectImage(t, d, repo)
+	return id
+}
+
+// crashDuring starts d armed to stop at the crash point, runs the CLI
+// with args, and kills d hard once the point is reached (within timeout).
+// d is left stopped.
+func crashDuring(t *testing.T, d *Daemon, point string, timeout time.Duration, args ...string) {
+	t.Helper()
+	markers := t.TempDir()
+	startArmed(t, d, point, markers)
+	done := make(chan Result, 1)
+	go func() { done <- d.CLI(args...) }()
+	deadline := time.Now().Add(timeout)
+	for !fileExists(filepath.Join(markers, point)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached its crash point %s", args[0], point)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	killHard(t, d)
+	<-done
 }

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -153,20 +151,5 @@ func (c *Cli) StartWithFiles(ctx context.Context, id string, r fdpass.Request) e
 		return nil
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var msg struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(body, &msg) != nil || msg.Message == "" {
-		msg.Message = strings.TrimSpace(string(body))
-	}
-	e := errors.New("Error response from daemon: " + msg.Message)
-	switch resp.StatusCode {
-	case http.StatusBadRequest:
-		return errdefs.InvalidParameter(e)
-	case http.StatusNotFound:
-		return errdefs.NotFound(e)
-	case http.StatusConflict:
-		return errdefs.Conflict(e)
-	}
-	return e
+	return daemonError(resp.StatusCode, body)
 }
