@@ -56,7 +56,10 @@ func startPrivateDaemon(t *testing.T) string {
 	}
 	cmd := exec.Command(bin, "-H", host,
 		"--data-root", filepath.Join(dir, "root"), "--exec-root", filepath.Join(dir, "run"),
-		"--pidfile", filepath.Join(dir, "d.pid"), "--config-file", filepath.Join(dir, "daemon.json"), "-D")
+		"--pidfile", filepath.Join(dir, "d.pid"), "--config-file", filepath.Join(dir, "daemon.json"), "-D",
+		// No docker0: it would clash with other daemons on the host, and
+		// a daemon killed at the end of a test leaves it behind.
+		"--bridge=none")
 	cmd.Stdout, cmd.Stderr = lf, lf
 	if err := cmd.Start(); err != nil {
 		lf.Close()
