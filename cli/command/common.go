@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
+
+	"github.com/sdengine/engine/runconfig/opts"
 )
 
 // InspectFunc returns the raw inspect JSON of one object.
@@ -90,4 +93,39 @@ func PrintDeletedImages(out io.Writer, items []image.DeleteResponse) {
 // PrintReclaimed prints a prune's last line.
 func PrintReclaimed(out io.Writer, bytes uint64) {
 	fmt.Fprintln(out, "Total reclaimed space:", units.HumanSize(float64(bytes)))
+}
+
+// PruneFunc does a prune's work, once its filters are parsed and the
+// user agreed.
+type PruneFunc func(ctx context.Context, c *client.Client, f filters.Args) error
+
+// NewPruneCommand is the "prune" subcommand every object kind has:
+// --filter (filterExample shows one) and --force, Docker's prompt unless
+// -f, then run. warning returns the prompt's text; it may add to the
+// filters (what an --all flag of the caller's means).
+func NewPruneCommand(cli *Cli, short, filterExample string, warning func(f filters.Args) string, run PruneFunc) *cobra.Command {
+	var force bool
+	var filterFlags []string
+	cmd := &cobra.Command{
+		Use:   "prune [OPTIONS]",
+		Short: short,
+		Args:  NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := opts.ParseFilters(filterFlags)
+			if err != nil {
+				return err
+			}
+			if w := warning(f); !force && !Confirm(cli, w) {
+				return nil
+			}
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), c, f)
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
+	cmd.Flags().StringArrayVar(&filterFlags, "filter", nil, "Provide filter values (e.g. \""+filterExample+"\")")
+	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
@@ -33,36 +34,17 @@ func RuntimeCommands(cli *command.Cli) []*cobra.Command {
 
 // NewPruneCommand is "docker container prune".
 func NewPruneCommand(cli *command.Cli) *cobra.Command {
-	var force bool
-	var filterFlags []string
-	cmd := &cobra.Command{
-		Use:   "prune [OPTIONS]",
-		Short: "Remove all stopped containers",
-		Args:  command.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			f, err := opts.ParseFilters(filterFlags)
-			if err != nil {
-				return err
-			}
-			if !force && !command.Confirm(cli, "WARNING! This will remove all stopped containers.") {
-				return nil
-			}
-			rep, err := c.ContainersPrune(cmd.Context(), f)
+	return command.NewPruneCommand(cli, "Remove all stopped containers", "until=<timestamp>",
+		func(filters.Args) string { return "WARNING! This will remove all stopped containers." },
+		func(ctx context.Context, c *client.Client, f filters.Args) error {
+			rep, err := c.ContainersPrune(ctx, f)
 			if err != nil {
 				return err
 			}
 			command.PrintDeleted(cli.Out(), "Containers", rep.ContainersDeleted)
 			command.PrintReclaimed(cli.Out(), rep.SpaceReclaimed)
 			return nil
-		},
-	}
-	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
-	cmd.Flags().StringArrayVar(&filterFlags, "filter", nil, "Provide filter values (e.g. \"until=<timestamp>\")")
-	return cmd
+		})
 }
 
 func newEachCommand(cli *command.Cli, verb, short string, do func(ctx context.Context, c *client.Client, n string) error) *cobra.Command {

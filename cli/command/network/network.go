@@ -5,11 +5,12 @@ package network
 import (
 	"context"
 	"fmt"
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/client"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
 	"github.com/sdengine/engine/cli/command"
@@ -231,33 +232,16 @@ func newDisconnectCommand(cli *command.Cli) *cobra.Command {
 }
 
 func newPruneCommand(cli *command.Cli) *cobra.Command {
-	var force bool
-	var filterFlags []string
-	cmd := &cobra.Command{
-		Use:   "prune [OPTIONS]",
-		Short: "Remove all unused networks",
-		Args:  command.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := opts.ParseFilters(filterFlags)
-			if err != nil {
-				return err
-			}
-			if !force && !command.Confirm(cli, "WARNING! This will remove all custom networks not used by at least one container.") {
-				return nil
-			}
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			rep, err := c.NetworksPrune(cmd.Context(), f)
+	return command.NewPruneCommand(cli, "Remove all unused networks", "until=<timestamp>",
+		func(filters.Args) string {
+			return "WARNING! This will remove all custom networks not used by at least one container."
+		},
+		func(ctx context.Context, c *client.Client, f filters.Args) error {
+			rep, err := c.NetworksPrune(ctx, f)
 			if err != nil {
 				return err
 			}
 			command.PrintDeleted(cli.Out(), "Networks", rep.NetworksDeleted)
 			return nil
-		},
-	}
-	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
-	cmd.Flags().StringArrayVar(&filterFlags, "filter", nil, `Provide filter values (e.g. "until=<timestamp>")`)
-	return cmd
+		})
 }

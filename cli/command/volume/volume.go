@@ -5,9 +5,10 @@ package volume
 import (
 	"context"
 	"fmt"
-	"github.com/docker/docker/client"
 
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
 	"github.com/sdengine/engine/cli/command"
@@ -132,43 +133,24 @@ func newRemoveCommand(cli *command.Cli) *cobra.Command {
 }
 
 func newPruneCommand(cli *command.Cli) *cobra.Command {
-	var all, force bool
-	var filterFlags []string
-	cmd := &cobra.Command{
-		Use:   "prune [OPTIONS]",
-		Short: "Remove unused local volumes",
-		Args:  command.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := opts.ParseFilters(filterFlags)
-			if err != nil {
-				return err
-			}
+	var all bool
+	cmd := command.NewPruneCommand(cli, "Remove unused local volumes", "label=<label>",
+		func(f filters.Args) string {
 			if all {
 				f.Add("all", "true")
+				return "WARNING! This will remove all local volumes not used by at least one container."
 			}
-			warning := "WARNING! This will remove anonymous local volumes not used by at least one container."
-			if all {
-				warning = "WARNING! This will remove all local volumes not used by at least one container."
-			}
-			if !force && !command.Confirm(cli, warning) {
-				return nil
-			}
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			report, err := c.VolumesPrune(cmd.Context(), f)
+			return "WARNING! This will remove anonymous local volumes not used by at least one container."
+		},
+		func(ctx context.Context, c *client.Client, f filters.Args) error {
+			report, err := c.VolumesPrune(ctx, f)
 			if err != nil {
 				return err
 			}
 			command.PrintDeleted(cli.Out(), "Volumes", report.VolumesDeleted)
 			command.PrintReclaimed(cli.Out(), report.SpaceReclaimed)
 			return nil
-		},
-	}
-	fs := cmd.Flags()
-	fs.BoolVarP(&all, "all", "a", false, "Remove all unused volumes, not just anonymous ones")
-	fs.BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
-	fs.StringArrayVar(&filterFlags, "filter", nil, "Provide filter values (e.g. \"label=<label>\")")
+		})
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "Remove all unused volumes, not just anonymous ones")
 	return cmd
 }
