@@ -186,17 +186,7 @@ func benchMany(ctx context.Context, o *options, es []*Engine, rs *Results) {
 			if len(ids) == 0 {
 				continue
 			}
-			t1 := time.Now()
-			_, err := e.run(ctx, append([]string{"stop", "-t", "0"}, ids...)...)
-			if err == nil {
-				_, err = e.run(ctx, append([]string{"rm"}, ids...)...)
-			}
-			if err != nil {
-				rs.fail("many_down", e.Name, err)
-				_ = e.forceRemove(context.Background(), ids...)
-			} else if failed == nil {
-				rs.add("many_down", e.Name, time.Since(t1).Seconds())
-			}
+			stopAndRemove(ctx, e, rs, "many_down", ids, failed == nil)
 		}
 	}
 }
@@ -369,4 +359,21 @@ func bootSystemd(ctx context.Context, e *Engine, runArgs []string) (float64, str
 		time.Sleep(50 * time.Millisecond)
 	}
 	return 0, state, fmt.Errorf("not booted after 90s (state %q)", state)
+}
+
+// stopAndRemove times one "stop -t 0" and one "rm" naming all ids, as
+// figure key (recorded only if record: the containers all came up); on
+// failure they are removed by force.
+func stopAndRemove(ctx context.Context, e *Engine, rs *Results, key string, ids []string, record bool) {
+	t0 := time.Now()
+	_, err := e.run(ctx, append([]string{"stop", "-t", "0"}, ids...)...)
+	if err == nil {
+		_, err = e.run(ctx, append([]string{"rm"}, ids...)...)
+	}
+	if err != nil {
+		rs.fail(key, e.Name, err)
+		_ = e.forceRemove(context.Background(), ids...)
+	} else if record {
+		rs.add(key, e.Name, time.Since(t0).Seconds())
+	}
 }

@@ -58,17 +58,7 @@ func benchNet(ctx context.Context, o *options, es []*Engine, rs *Results) {
 			if len(ids) == 0 {
 				continue
 			}
-			t1 := time.Now()
-			_, err := e.run(ctx, append([]string{"stop", "-t", "0"}, ids...)...)
-			if err == nil {
-				_, err = e.run(ctx, append([]string{"rm"}, ids...)...)
-			}
-			if err != nil {
-				rs.fail("usernet_down", e.Name, err)
-				_ = e.forceRemove(context.Background(), ids...)
-			} else if failed == nil {
-				rs.add("usernet_down", e.Name, time.Since(t1).Seconds())
-			}
+			stopAndRemove(ctx, e, rs, "usernet_down", ids, failed == nil)
 		}
 	}
 	for _, e := range es {
