@@ -260,6 +260,14 @@ func run(cfg *config.Config, tlsConf *tls.Config, load loadFunc) error {
 	if err != nil {
 		return err
 	}
+	// Signals are taken from here on: a SIGTERM while the daemon sets up
+	// (the bridge, its rules, recovery) is served once New returned, by a
+	// shutdown that removes what it set up, rather than killing the
+	// process half way and leaving the host's network to the next start.
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	hupc := make(chan os.Signal, 1)
+	signal.Notify(hupc, syscall.SIGHUP)
 	ctx := context.Background()
 	d, err := daemon.New(ctx, cfg, shim)
 	if err != nil {
@@ -270,6 +278,9 @@ func run(cfg *config.Config, tlsConf *tls.Config, load loadFunc) error {
 		prunerouter.New(d), eventsrouter.New(d))
 	listeners, err := listen(cfg, tlsConf)
 	if err != nil {
+		shutdownCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		d.Shutdown(shutdownCtx)
 		return err
 	}
 	errc := make(chan error, len(listeners))
@@ -279,10 +290,6 @@ func run(cfg *config.Config, tlsConf *tls.Config, load loadFunc) error {
 	}
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyReady)
 
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
-	hupc := make(chan os.Signal, 1)
-	signal.Notify(hupc, syscall.SIGHUP)
 wait:
 	for {
 		select {

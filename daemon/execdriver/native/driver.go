@@ -81,7 +81,7 @@ func New(execRoot, shimBinary string, systemdCgroup bool) (*Driver, error) {
 			return nil, fmt.Errorf("exec driver: %w", err)
 		}
 	}
-	d.removeDeadGroups()
+	d.tidyGroups()
 	return d, nil
 }
 

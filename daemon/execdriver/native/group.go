@@ -209,7 +209,7 @@ func (d *Driver) spawnGroup(ctx context.Context) (*shimGroup, error) {
 // reapGroup waits for a shim of ours and forgets it. A shim that exited
 // by itself (its last container gone) leaves nothing worth keeping; one
 // that died keeps its directory, for its log, until the next daemon
-// start (removeDeadGroups).
+// start (tidyGroups).
 func (d *Driver) reapGroup(cmd *exec.Cmd, g *shimGroup) {
 	err := cmd.Wait()
 	d.groupMu.Lock()
@@ -228,18 +228,25 @@ func (d *Driver) reapGroup(cmd *exec.Cmd, g *shimGroup) {
 	close(g.reaped)
 }
 
-// removeDeadGroups removes the directories of shims no longer running
-// (those of an earlier daemon that ended, or died); live ones keep
-// serving their containers and exit after their last.
-func (d *Driver) removeDeadGroups() {
+// tidyGroups removes the directories of shims no longer running (those
+// of an earlier daemon that ended, or died) and retires the live ones: they
+// keep serving the containers they host and exit after the last, or at
+// once if they host none (a daemon killed between starting a shim and
+// handing it a container leaves such a shim).
+func (d *Driver) tidyGroups() {
 	ents, err := os.ReadDir(d.groupsDir())
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		dir := filepath.Join(d.groupsDir(), e.Name())
-		if e.IsDir() && shimproto.LiveGroupPid(dir) == 0 {
+		if !e.IsDir() {
+			continue
+		}
+		if shimproto.LiveGroupPid(dir) == 0 {
 			_ = os.RemoveAll(dir)
+		} else if err := shimproto.Retire(dir, time.Now().Add(5*time.Second)); err != nil && !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ENOENT) {
+			slog.Warn("retiring an earlier daemon's shim", "dir", dir, "err", err)
 		}
 	}
 }

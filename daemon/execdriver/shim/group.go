@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
@@ -42,7 +43,8 @@ type group struct {
 	mu       sync.Mutex
 	n        int  // containers hosted or being created
 	hosted   int  // containers ever admitted
-	closing  bool // decided to exit: refuse everything
+	closing  bool // retired or exiting: refuse every create
+	exiting  bool // exit was decided (once)
 	listener *net.UnixListener
 }
 
@@ -99,8 +101,13 @@ func (g *group) handle(conn *net.UnixConn) {
 		}
 	}()
 	reply := func(r shimproto.Response) { _ = shimproto.WriteJSONLine(conn, r) }
+	if req.Op == shimproto.OpRetire && len(files) == 0 {
+		reply(shimproto.Response{})
+		g.retire()
+		return
+	}
 	if req.Op != shimproto.OpCreate || req.Create == nil {
-		reply(shimproto.ErrResponse(errdefs.InvalidParameter(fmt.Errorf("the group socket takes only %s, not %q", shimproto.OpCreate, req.Op))))
+		reply(shimproto.ErrResponse(errdefs.InvalidParameter(fmt.Errorf("the group socket takes only %s and %s, not %q", shimproto.OpCreate, shimproto.OpRetire, req.Op))))
 		return
 	}
 	c := *req.Create
@@ -118,7 +125,14 @@ func (g *group) handle(conn *net.UnixConn) {
 		g.release()
 		return
 	}
-	reply(shimproto.Response{Pid: pid})
+	if err := shimproto.WriteJSONLine(conn, shimproto.Response{Pid: pid}); err != nil {
+		// Whoever asked is gone (a daemon killed mid-create): nobody
+		// will start, record or delete this container, so it is undone
+		// here. Its init is our child, waiting to be let run; once it
+		// is killed the container's run ends and releases it.
+		slog.Warn("shim: the daemon did not take the created container; removing it", "id", c.ID, "err", err)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // admit counts one more container unless the shim is full or exiting.
@@ -138,9 +152,10 @@ func (g *group) admit() bool {
 func (g *group) release() {
 	g.mu.Lock()
 	g.n--
-	last := g.n == 0 && !g.closing
+	last := g.n == 0 && !g.exiting
 	if last {
 		g.closeLocked()
+		g.exiting = true
 	}
 	g.mu.Unlock()
 	if last {
@@ -148,12 +163,27 @@ func (g *group) release() {
 	}
 }
 
+// retire refuses every create from now on; the shim exits at once if it
+// hosts nothing, else after its last container (release).
+func (g *group) retire() {
+	g.mu.Lock()
+	g.closeLocked()
+	now := g.n == 0 && !g.exiting
+	g.exiting = g.exiting || now
+	g.mu.Unlock()
+	if now {
+		slog.Info("shim: retired by a new daemon with no container; exiting")
+		g.exit()
+	}
+}
+
 // exitIfIdle ends a shim that was never given a container.
 func (g *group) exitIfIdle() {
 	g.mu.Lock()
-	idle := g.hosted == 0 && !g.closing
+	idle := g.hosted == 0 && !g.exiting
 	if idle {
 		g.closeLocked()
+		g.exiting = true
 	}
 	g.mu.Unlock()
 	if idle {
@@ -162,7 +192,7 @@ func (g *group) exitIfIdle() {
 	}
 }
 
-// closeLocked is the decision to exit: from here on creates are refused.
+// closeLocked closes the group socket: from here on creates are refused.
 func (g *group) closeLocked() {
 	g.closing = true
 	if g.listener != nil {

@@ -185,3 +185,35 @@ func TestGroupBadRequest(t *testing.T) {
 		t.Fatalf("bad requests counted: %d", g.hosted)
 	}
 }
+
+// A retired shim (a new daemon started) takes no more containers: with
+// none it exits at once, else after its last.
+func TestGroupRetire(t *testing.T) {
+	g, _, exited := newTestGroup(t, 4)
+	if err := shimproto.Retire(g.dir, time.Now().Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a retired shim hosting nothing stayed")
+	}
+
+	g, h, exited := newTestGroup(t, 4)
+	create(t, g, "a")
+	if err := shimproto.Retire(g.dir, time.Now().Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if exitedNow(exited) {
+		t.Fatal("a retired shim exited with a running container")
+	}
+	if g.admit() {
+		t.Fatal("a retired shim admitted a container")
+	}
+	h.end("a")
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a retired shim stayed after its last container")
+	}
+}

@@ -184,3 +184,22 @@ func CallCreate(groupDir string, req Request, files []*os.File, deadline time.Ti
 	}
 	return resp, nil
 }
+
+// Retire sends OpRetire to the shim of groupDir and waits for its
+// acknowledgement until deadline.
+func Retire(groupDir string, deadline time.Time) error {
+	conn, err := DialPath(groupDir, GroupSocketName)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(deadline)
+	if err := WriteCreate(conn, Request{Op: OpRetire}, nil); err != nil {
+		return fmt.Errorf("sending retire to shim: %w", err)
+	}
+	var resp Response
+	if err := ReadJSONLine(bufio.NewReader(conn), &resp); err != nil {
+		return fmt.Errorf("reading shim reply to retire: %w", err)
+	}
+	return resp.Err()
+}

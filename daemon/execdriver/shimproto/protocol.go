@@ -37,7 +37,7 @@ import (
 const ShimCommand = "__shim"
 
 // GroupSocketName is the group socket's name in a shim's group directory:
-// it takes OpCreate only.
+// it takes OpCreate and OpRetire only.
 const GroupSocketName = "group.sock"
 
 // ReadyFd is the pipe on which the shim tells the daemon how creation went.
@@ -86,6 +86,11 @@ const (
 	// that is full, or has decided to exit, answers Refused, and the
 	// daemon starts another shim.
 	OpCreate = "create"
+	// OpRetire, on a group socket, tells the shim to take no more
+	// containers and to exit once those it hosts are gone (at once if
+	// none): a daemon that starts again never hands containers to the
+	// shims of the one before it, so it retires them.
+	OpRetire = "retire"
 )
 
 // CreateRequest names the container an OpCreate asks the shim to host:
