@@ -118,33 +118,41 @@ func httpGetOK(t *testing.T, url string) bool {
 }
 
 // A SIGTERM that comes while the daemon is still setting up (the bridge
-// and its rules made, the API not yet served) ends it as cleanly as one
+// made, its rules and the API perhaps not yet) ends it as cleanly as one
 // that comes later: the bridge and its table go with it.
 func TestNetworkLeftoversAfterEarlyStop(t *testing.T) {
 	n := (os.Getpid()*7 + int(bridgeSeq.Add(1))) % 250
 	bridge := fmt.Sprintf("sdit%d", n)
 	d := NewDaemon(t, "--bridge", bridge, "--bip", fmt.Sprintf("10.213.%d.1/24", n), "--ip-forward=false")
 	defer d.Cleanup(t)
-	for _, after := range []time.Duration{20 * time.Millisecond, 80 * time.Millisecond, 200 * time.Millisecond} {
+	for _, after := range []time.Duration{0, 5 * time.Millisecond, 50 * time.Millisecond} {
 		cmd := exec.Command(dockerd, d.Args...)
 		var log bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &log, &log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(after)
-		_ = cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
+		// The moment that matters: the bridge exists.
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
+				break
+			}
+			time.Sleep(500 * time.Microsecond)
+		}
+		time.Sleep(after)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("SIGTERM %v after the start: %v\n%s", after, err, log.String())
+				t.Errorf("SIGTERM %v after the bridge appeared: %v\n%s", after, err, log.String())
 			}
 		case <-time.After(60 * time.Second):
 			_ = cmd.Process.Kill()
 			<-done
-			t.Fatalf("SIGTERM %v after the start: the daemon did not end\n%s", after, log.String())
+			t.Fatalf("SIGTERM %v after the bridge appeared: the daemon did not end\n%s", after, log.String())
 		}
 		checkNoNetworkLeft(t, d, bridge)
 	}
