@@ -199,8 +199,12 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	}
 	// Annotations are kept in the record and shown by inspect and list;
 	// they are not given to the runtime, where the shim reads annotations
-	// of its own (oci.ConsoleAnnotation).
+	// of its own (oci.ConsoleAnnotation), save the cgroup layout, which
+	// the spec carries as the daemon's own (oci.CgroupLayoutAnnotation).
 	if err := runconfig.ValidateAnnotations(hc.Annotations); err != nil {
+		return nil, err
+	}
+	if err := oci.ValidateCgroupLayout(hc.Annotations); err != nil {
 		return nil, err
 	}
 	switch p.InitSystem {

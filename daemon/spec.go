@@ -91,6 +91,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		Devices:           specDevices(hc),
 		DeviceCgroupRules: hc.DeviceCgroupRules,
 		SystemdCgroup:     d.cgroupDriver == cgroupDriverSystemd,
+		CgroupLayout:      hc.Annotations[oci.CgroupLayoutAnnotation],
 		Mounts:            mounts,
 		Domainname:        cfg.Domainname,
 		Sysctls:           hc.Sysctls,

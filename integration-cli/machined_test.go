@@ -228,7 +228,8 @@ type nestedHost struct {
 }
 
 // startNestedHost boots the host and its engine; both go at cleanup.
-func startNestedHost(t *testing.T) *nestedHost {
+// runArgs are more options for the host's docker run.
+func startNestedHost(t *testing.T, runArgs ...string) *nestedHost {
 	t.Helper()
 	testenv.Require(t, !testing.Short(), "a run without -short (it builds and boots a systemd host)")
 	var stderr strings.Builder
@@ -252,8 +253,9 @@ func startNestedHost(t *testing.T) *nestedHost {
 	}
 
 	h := &nestedHost{t: t, Dir: dir}
-	h.ID = remember(shared.MustCLI(t, "run", "-d", "--privileged", "--init=systemd",
-		"-v", filepath.Join(repoRoot, "bin")+":/sdengine/bin:ro", "-v", dir+":/itm", systemdHostImage))
+	run := append([]string{"run", "-d", "--privileged", "--init=systemd",
+		"-v", filepath.Join(repoRoot, "bin") + ":/sdengine/bin:ro", "-v", dir + ":/itm"}, runArgs...)
+	h.ID = remember(shared.MustCLI(t, append(run, systemdHostImage)...))
 	t.Cleanup(func() {
 		// Halting the host stops everything inside it, the inner engine
 		// and its containers included; their mounts live and die in the

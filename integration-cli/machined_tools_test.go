@@ -12,7 +12,8 @@ import (
 
 // sdContainerInNestedHost runs a systemd container (the systemd image,
 // with D-Bus) named name on the engine inside h, and waits for its boot.
-func sdContainerInNestedHost(t *testing.T, h *nestedHost, name string) string {
+// runArgs are more options for its docker run.
+func sdContainerInNestedHost(t *testing.T, h *nestedHost, name string, runArgs ...string) string {
 	t.Helper()
 	if !strings.Contains(h.MustInner("images", "--format", "{{.Repository}}"), "sdimg") {
 		out, err := exec.Command(repoRoot + "/hack/images/systemd.sh").Output()
@@ -22,7 +23,7 @@ func sdContainerInNestedHost(t *testing.T, h *nestedHost, name string) string {
 		copyFile(t, strings.TrimSpace(string(out)), filepath.Join(h.Dir, "systemd.tar"))
 		h.MustInner("import", "-c", `CMD ["/sbin/init"]`, "/itm/systemd.tar", "sdimg")
 	}
-	id := h.MustInner("run", "-d", "--name", name, "sdimg")
+	id := h.MustInner(append(append([]string{"run", "-d", "--name", name}, runArgs...), "sdimg")...)
 	for i := 0; ; i++ {
 		st := strings.TrimSpace(h.Inner("exec", name, "systemctl", "is-system-running", "--wait").Stdout)
 		if st == "running" || st == "degraded" {

@@ -29,7 +29,31 @@ func ProbeHost() Host {
 		h.Mems = "0" // a kernel without NUMA has the one node 0
 	}
 	h.BlkioWeight = blkioWeightSupported(unified)
+	h.Controllers = controllers(unified)
 	return h
+}
+
+// controllers lists the controllers ValidateResources asks for that the
+// host offers: on cgroup v2 the root's cgroup.controllers (on a hybrid
+// machine a container with the unified layout sees a cgroup2 root with
+// none: they are all bound to v1), on v1 the hierarchies mounted. nil
+// when the v2 list cannot be read.
+func controllers(unified bool) map[string]bool {
+	have := map[string]bool{}
+	if unified {
+		b, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.controllers"))
+		if err != nil {
+			return nil
+		}
+		for _, c := range strings.Fields(string(b)) {
+			have[c] = true
+		}
+		return have
+	}
+	for _, c := range []string{"memory", "cpu", "cpuset", "pids"} {
+		have[c] = exists(filepath.Join(cgroupRoot, c))
+	}
+	return have
 }
 
 // blkioWeightSupported tells whether a block I/O weight can be applied:

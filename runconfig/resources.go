@@ -20,6 +20,11 @@ type Host struct {
 	NCPU        int    // CPUs the daemon may use (the ceiling of --cpus)
 	Cpus, Mems  string // CPUs and memory nodes a cpuset may name ("0-3,6")
 	BlkioWeight bool   // the kernel can weigh block I/O (blkio.weight / io.weight)
+	// Controllers are the cgroup controllers the host offers its
+	// containers (memory, cpu, cpuset, pids): on cgroup v2 those in the
+	// root's cgroup.controllers, on v1 those mounted. nil when not known:
+	// nothing is refused for want of one.
+	Controllers map[string]bool
 }
 
 // ValidateResources refuses resource limits that are malformed or that the
@@ -89,10 +94,41 @@ func ValidateResources(r *containertypes.Resources, h Host) error {
 			return bad("cannot use --blkio-weight %d: your kernel does not support blkio weight", r.BlkioWeight)
 		}
 	}
+	if err := validateControllers(r, h.Controllers); err != nil {
+		return err
+	}
 	if err := validateUlimits(r.Ulimits); err != nil {
 		return err
 	}
 	return validateDevices(r.Devices)
+}
+
+// validateControllers refuses a limit whose controller the host does not
+// offer, a cgroup v2 hierarchy with no controller enabled for instance
+// (one where every controller is bound to v1): the kernel would have no
+// file to write it to, and the start would fail. Docker drops such a limit
+// with a warning; a limit silently not enforced is worse than a 400.
+func validateControllers(r *containertypes.Resources, have map[string]bool) error {
+	if have == nil {
+		return nil
+	}
+	for _, c := range []struct {
+		controller, flag string
+		set              bool
+	}{
+		{"memory", "--memory", r.Memory > 0},
+		{"memory", "--memory-reservation", r.MemoryReservation > 0},
+		{"cpu", "--cpus", r.NanoCPUs > 0},
+		{"cpu", "--cpu-shares", r.CPUShares > 0},
+		{"cpuset", "--cpuset-cpus", r.CpusetCpus != ""},
+		{"cpuset", "--cpuset-mems", r.CpusetMems != ""},
+		{"pids", "--pids-limit", r.PidsLimit != nil && *r.PidsLimit > 0},
+	} {
+		if c.set && !have[c.controller] {
+			return errdefs.InvalidParameter(fmt.Errorf("cannot use %s: the host's cgroups have no %s controller for containers", c.flag, c.controller))
+		}
+	}
+	return nil
 }
 
 // formatCPUs shows NanoCPUs as the --cpus value that gave them.

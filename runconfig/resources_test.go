@@ -16,6 +16,10 @@ func TestValidateResources(t *testing.T) {
 	host := Host{NCPU: 2, Cpus: "0-1", Mems: "0", BlkioWeight: true}
 	noBlkio := host
 	noBlkio.BlkioWeight = false
+	noControllers := host
+	noControllers.Controllers = map[string]bool{}
+	pidsOnly := host
+	pidsOnly.Controllers = map[string]bool{"pids": true}
 	pids := func(n int64) *int64 { return &n }
 	for _, tc := range []struct {
 		name string
@@ -54,6 +58,17 @@ func TestValidateResources(t *testing.T) {
 		{name: "pids 0", r: containertypes.Resources{PidsLimit: pids(0)}},
 		{name: "pids -1", r: containertypes.Resources{PidsLimit: pids(-1)}},
 		{name: "pids -5", r: containertypes.Resources{PidsLimit: pids(-5)}, want: "--pids-limit -5"},
+		{name: "v2 no controllers, nothing set", r: containertypes.Resources{}, host: noControllers},
+		{name: "v2 no controllers, memory", r: containertypes.Resources{Memory: 64 << 20}, host: noControllers, want: "cannot use --memory: the host's cgroups have no memory controller"},
+		{name: "v2 no controllers, reservation", r: containertypes.Resources{MemoryReservation: 64 << 20}, host: noControllers, want: "--memory-reservation"},
+		{name: "v2 no controllers, cpus", r: containertypes.Resources{NanoCPUs: 1e9}, host: noControllers, want: "--cpus: the host's cgroups have no cpu controller"},
+		{name: "v2 no controllers, shares", r: containertypes.Resources{CPUShares: 512}, host: noControllers, want: "--cpu-shares"},
+		{name: "v2 no controllers, cpuset", r: containertypes.Resources{CpusetCpus: "0"}, host: noControllers, want: "--cpuset-cpus"},
+		{name: "v2 no controllers, mems", r: containertypes.Resources{CpusetMems: "0"}, host: noControllers, want: "--cpuset-mems"},
+		{name: "v2 no controllers, pids", r: containertypes.Resources{PidsLimit: pids(50)}, host: noControllers, want: "--pids-limit: the host's cgroups have no pids controller"},
+		{name: "v2 no controllers, pids unlimited", r: containertypes.Resources{PidsLimit: pids(-1)}, host: noControllers},
+		{name: "v2 pids only, pids", r: containertypes.Resources{PidsLimit: pids(50)}, host: pidsOnly},
+		{name: "v2 pids only, memory", r: containertypes.Resources{Memory: 64 << 20}, host: pidsOnly, want: "memory controller"},
 		{name: "blkio unset", r: containertypes.Resources{}, host: noBlkio},
 		{name: "blkio 10", r: containertypes.Resources{BlkioWeight: 10}},
 		{name: "blkio 1000", r: containertypes.Resources{BlkioWeight: 1000}},
@@ -78,7 +93,7 @@ func TestValidateResources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.host
-			if h == (Host{}) && !strings.Contains(tc.name, "unknown host") {
+			if reflect.DeepEqual(h, Host{}) && !strings.Contains(tc.name, "unknown host") {
 				h = host
 			}
 			err := ValidateResources(&tc.r, h)
@@ -153,6 +168,9 @@ func TestProbeHost(t *testing.T) {
 	if h := ProbeHost(); !h.BlkioWeight {
 		t.Errorf("v1 with blkio.bfq.weight: %+v", h)
 	}
+	if want := map[string]bool{"cpuset": true, "memory": false, "cpu": false, "pids": false}; !reflect.DeepEqual(h.Controllers, want) {
+		t.Errorf("v1 controllers %v, want %v", h.Controllers, want)
+	}
 
 	// cgroup v2: the weight files live in child cgroups only.
 	cgroupRoot = t.TempDir()
@@ -170,6 +188,14 @@ func TestProbeHost(t *testing.T) {
 	write(cgroupRoot, map[string]string{"cgroup.controllers": "cpuset cpu memory pids\n"})
 	if h := ProbeHost(); h.BlkioWeight {
 		t.Errorf("v2 without the io controller: %+v", h)
+	}
+	if h := ProbeHost(); !reflect.DeepEqual(h.Controllers, map[string]bool{"cpuset": true, "cpu": true, "memory": true, "pids": true}) {
+		t.Errorf("v2 controllers %v", h.Controllers)
+	}
+	// A unified layout on a hybrid machine: a cgroup2 root with none.
+	write(cgroupRoot, map[string]string{"cgroup.controllers": ""})
+	if h := ProbeHost(); h.Controllers == nil || len(h.Controllers) != 0 {
+		t.Errorf("v2 without controllers: %v, want an empty set", h.Controllers)
 	}
 
 	// This machine: whatever it has, the lists must parse.

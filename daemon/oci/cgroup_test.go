@@ -80,3 +80,36 @@ func TestValidateCgroupParent(t *testing.T) {
 		}
 	}
 }
+
+func TestCgroupLayout(t *testing.T) {
+	for _, tc := range []struct {
+		ann map[string]string
+		ok  bool
+	}{
+		{nil, true},
+		{map[string]string{"other": "x"}, true},
+		{map[string]string{CgroupLayoutAnnotation: CgroupLayoutUnified}, true},
+		{map[string]string{CgroupLayoutAnnotation: ""}, false},
+		{map[string]string{CgroupLayoutAnnotation: "v1"}, false},
+	} {
+		err := ValidateCgroupLayout(tc.ann)
+		if tc.ok != (err == nil) || (err != nil && !errdefs.IsInvalidParameter(err)) {
+			t.Errorf("ValidateCgroupLayout(%v) = %v", tc.ann, err)
+		}
+	}
+	// The spec carries the layout the daemon gives, never a copy that came
+	// in with other annotations.
+	for _, layout := range []string{"", CgroupLayoutUnified} {
+		o := baseOpts()
+		o.CgroupLayout = layout
+		o.Annotations = map[string]string{CgroupLayoutAnnotation: "smuggled"}
+		s, err := Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := s.Annotations[CgroupLayoutAnnotation]
+		if layout == "" && ok || layout != "" && got != layout {
+			t.Errorf("layout %q: spec annotation %q (present %v)", layout, got, ok)
+		}
+	}
+}

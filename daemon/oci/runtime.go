@@ -64,6 +64,7 @@ func finishSpec(s *specs.Spec, o SpecOptions, sec securityOpts) error {
 		writable = *sec.writableCgroups
 	}
 	setCgroupWritable(s, writable)
+	setCgroupLayout(s, o.CgroupLayout)
 	return nil
 }
 

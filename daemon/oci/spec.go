@@ -65,6 +65,9 @@ type SpecOptions struct {
 	// its own scope, docker-<id>.scope in CgroupParent (a slice, default
 	// machine.slice), which systemd-machined ties the machine to.
 	SystemdCgroup bool
+	// CgroupLayout is the container's CgroupLayoutAnnotation: "" or
+	// CgroupLayoutUnified.
+	CgroupLayout string
 
 	// IPC, PID and UTS say whose namespaces the container has: its own
 	// (the zero value), the host's or another container's, resolved by

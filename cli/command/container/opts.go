@@ -39,6 +39,7 @@ type containerOptions struct {
 	ulimits                         []string
 	devices, deviceCgroupRules      []string
 	cgroupParent, cgroupns, userns  string
+	annotations                     []string
 	memoryReservation, gpus         string
 	oomScoreAdj                     int
 	oomKillDisable                  bool
@@ -99,6 +100,7 @@ func (o *containerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "Optional parent cgroup for the container")
 	fs.StringVar(&o.cgroupns, "cgroupns", "", `Cgroup namespace to use ("private": the container's own; "host" is refused by this engine)`)
 	fs.StringVar(&o.userns, "userns", "", "User namespace to use (host)")
+	fs.StringArrayVar(&o.annotations, "annotation", nil, "Add an annotation to the container (KEY=VALUE; kept in its record, io.sdengine.cgroup-layout is read by the engine)")
 	fs.StringVar(&o.memoryReservation, "memory-reservation", "", "Memory soft limit")
 	fs.IntVar(&o.oomScoreAdj, "oom-score-adj", 0, "Tune host's OOM preferences (-1000 to 1000)")
 	fs.BoolVar(&o.oomKillDisable, "oom-kill-disable", false, "Disable OOM Killer (cgroup v1 only)")
@@ -258,6 +260,7 @@ func (o *containerOptions) parse(fs *pflag.FlagSet, args []string) (*parsed, err
 	h.Devices = devices
 	h.CgroupParent = o.cgroupParent
 	h.CgroupnsMode = container.CgroupnsMode(o.cgroupns)
+	h.Annotations = annotations(o.annotations)
 	h.UsernsMode = container.UsernsMode(o.userns)
 	h.DeviceCgroupRules = o.deviceCgroupRules
 	h.DeviceRequests = gpus
@@ -370,4 +373,18 @@ func normalizeCaps(caps []string) []string {
 		}
 	}
 	return out
+}
+
+// annotations is --annotation KEY=VALUE as a map, nil when none was given;
+// a KEY without "=" has the empty value, as in Docker.
+func annotations(list []string) map[string]string {
+	if len(list) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(list))
+	for _, a := range list {
+		k, v, _ := strings.Cut(a, "=")
+		m[k] = v
+	}
+	return m
 }

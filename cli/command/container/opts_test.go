@@ -266,3 +266,17 @@ func TestParseNamespaceFlags(t *testing.T) {
 		t.Fatalf("bad size: %v", err)
 	}
 }
+
+func TestParseAnnotations(t *testing.T) {
+	p, err := parseRun(t, "--annotation", "io.sdengine.cgroup-layout=unified", "--annotation", "a=b=c", "--annotation", "bare", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"io.sdengine.cgroup-layout": "unified", "a": "b=c", "bare": ""}
+	if !reflect.DeepEqual(p.host.Annotations, want) {
+		t.Errorf("annotations %v, want %v", p.host.Annotations, want)
+	}
+	if p, err = parseRun(t, "img"); err != nil || p.host.Annotations != nil {
+		t.Errorf("no --annotation: %v %v", p.host.Annotations, err)
+	}
+}

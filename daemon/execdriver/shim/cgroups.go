@@ -13,6 +13,8 @@ import (
 	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
+
+	"github.com/sdengine/engine/pkg/errdefs"
 )
 
 // A container's cgroups come in two levels, as systemd-nspawn and machined
@@ -146,4 +148,36 @@ func cgroupView(payloadRel string, delegate, controllers bool) ([]*configs.Mount
 		}
 	}
 	return view, nil
+}
+
+// unifiedCgroupMount gives the container the unified layout on a hybrid
+// host (oci.CgroupLayoutAnnotation): /sys/fs/cgroup is the cgroup2
+// hierarchy alone, its payload cgroup there, which its cgroup namespace
+// shows as /. Writable when the spec's cgroup mount is (the systemd
+// profile's delegated subtree, --privileged, writable-cgroups); the
+// limits cgroup above it is out of sight either way. The v1 hierarchies
+// are not mounted: what systemd finds is a v2 host's layout. On a v2 host
+// that is libcontainer's own mount, left as it is; a host with no cgroup2
+// cannot give the layout, and the start fails.
+func unifiedCgroupMount(config *configs.Config, payloadRel string, _, _ bool) error {
+	if cgroups.IsCgroup2UnifiedMode() {
+		return nil
+	}
+	if !cgroups.IsCgroup2HybridMode() {
+		return errdefs.InvalidParameter(errors.New("the unified cgroup layout needs cgroup2, which this host does not mount at /sys/fs/cgroup/unified"))
+	}
+	i := slices.IndexFunc(config.Mounts, func(m *configs.Mount) bool {
+		return m.Device == "cgroup" && path.Clean(m.Destination) == cgroupRoot
+	})
+	if i < 0 {
+		return nil // the user's own mount at /sys/fs/cgroup
+	}
+	f := unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_BIND | unix.MS_REC | config.Mounts[i].Flags&unix.MS_RDONLY
+	// The payload does not exist yet (libcontainer makes it below the
+	// limits cgroup before it mounts anything); the bind then finds it.
+	config.Mounts[i] = &configs.Mount{
+		Source: filepath.Join(cgroupRoot, "unified", payloadRel), Device: "bind", Destination: cgroupRoot,
+		Flags: f, PropagationFlags: []int{unix.MS_PRIVATE},
+	}
+	return nil
 }

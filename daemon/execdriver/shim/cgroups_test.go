@@ -58,3 +58,40 @@ func TestCgroupViewReadOnlyControllers(t *testing.T) {
 		}
 	}
 }
+
+// The unified layout (oci.CgroupLayoutAnnotation): on a hybrid host the
+// engine's cgroup mount becomes a bind of the payload's cgroup2 directory
+// alone, as writable as the spec's mount was; on a v2 host libcontainer's
+// own mount stays; a user's bind is left alone.
+func TestUnifiedCgroupMount(t *testing.T) {
+	for _, ro := range []bool{true, false} {
+		var flags int
+		if ro {
+			flags = unix.MS_RDONLY
+		}
+		user := &configs.Mount{Device: "bind", Source: "/srv/cg", Destination: "/sys/fs/cgroup/x"}
+		c := &configs.Config{Mounts: []*configs.Mount{{Device: "cgroup", Destination: cgroupRoot, Flags: flags}, user}}
+		err := unifiedCgroupMount(c, "/docker/abc/payload", false, false)
+		switch {
+		case cgroups.IsCgroup2UnifiedMode():
+			if err != nil || c.Mounts[0].Device != "cgroup" {
+				t.Errorf("v2: %v %+v", err, c.Mounts[0])
+			}
+		case !cgroups.IsCgroup2HybridMode():
+			if err == nil {
+				t.Errorf("v1 without cgroup2: no error")
+			}
+		default:
+			m := c.Mounts[0]
+			if err != nil || m.Device != "bind" || m.Source != "/sys/fs/cgroup/unified/docker/abc/payload" || m.Destination != cgroupRoot {
+				t.Fatalf("hybrid: %v %+v", err, m)
+			}
+			if (m.Flags&unix.MS_RDONLY != 0) != ro || m.Flags&unix.MS_BIND == 0 || m.Flags&unix.MS_NOSUID == 0 {
+				t.Errorf("hybrid, read-only %v: flags %#x", ro, m.Flags)
+			}
+			if len(c.Mounts) != 2 || c.Mounts[1] != user {
+				t.Errorf("the other mounts changed: %+v", c.Mounts)
+			}
+		}
+	}
+}

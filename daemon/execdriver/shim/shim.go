@@ -391,7 +391,11 @@ func (s *shim) createCgroups(config *configs.Config) error {
 	s.limitsRes = limits.Resources
 	privileged := slices.Contains(s.spec.Process.Capabilities.Bounding, "CAP_SYS_ADMIN")
 	allControllers := s.spec.Annotations[oci.CgroupsAnnotation] == oci.CgroupsWritable
-	if err := confineCgroupMount(config, payload, privileged, allControllers); err != nil {
+	confine := confineCgroupMount
+	if s.spec.Annotations[oci.CgroupLayoutAnnotation] == oci.CgroupLayoutUnified {
+		confine = unifiedCgroupMount
+	}
+	if err := confine(config, payload, privileged, allControllers); err != nil {
 		s.destroyLimits()
 		return err
 	}
