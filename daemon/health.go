@@ -36,6 +36,26 @@ func (d *Daemon) startHealth(c *container.Container, task execdriver.Task) {
 	}
 }
 
+// resumeHealth begins the checks again for a container that kept running
+// across a daemon restart: its status and failing streak go on from what
+// the record holds (a healthy container stays healthy until a probe says
+// otherwise), as the interval's count starts again. Without a
+// HEALTHCHECK the record's health (one sd_notify READY=1 gave) is left
+// alone. The caller holds c's lock.
+func (d *Daemon) resumeHealth(c *container.Container) {
+	cfg, ok := health.Resolve(c.Config.Healthcheck)
+	if !ok {
+		return
+	}
+	if c.State.Health == nil {
+		c.State.Health = &containertypes.Health{Status: containertypes.Starting, Log: []*containertypes.HealthcheckResult{}}
+	}
+	m := health.Start(cfg, c.State.StartedAt, &probeRunner{d: d, c: c}, &healthRecorder{d: d, c: c, cfg: cfg})
+	if old, loaded := d.healthMonitors.Swap(c.ID, m); loaded {
+		old.(*health.Monitor).Cancel()
+	}
+}
+
 // stopHealth ends the checks at the container's exit. It does not wait
 // for a probe in progress (which records under c's lock, held by the
 // caller): the probe is killed and its result dropped.

@@ -258,6 +258,9 @@ func (d *Daemon) adopt(c *container.Container, task execdriver.Task, wasRunning 
 			slog.Error("save adopted container", "id", c.ID, "err", err)
 		}
 		d.registerMachine(c, task.Pid())
+		d.startHealth(c, task)
+	} else {
+		d.resumeHealth(c)
 	}
 	go d.monitor(c, task)
 }

@@ -323,3 +323,27 @@ func TestStatsNoStreamConcurrent(t *testing.T) {
 		t.Errorf("stats --no-stream of %d took %s: read one after another", n, took)
 	}
 }
+
+// A container that keeps running across a kill -9 of the daemon keeps its
+// health checks: its status goes on from the record (healthy stays
+// healthy), and the checks run again (a failure makes it unhealthy).
+func TestHealthAcrossDaemonRestart(t *testing.T) {
+	d := NewDaemon(t)
+	d.Start(t)
+	defer d.Cleanup(t)
+	loadBusybox(t, d)
+	id := remember(d.MustCLI(t, "run", "-d", "--network", "none", "--health-cmd", "test -f /tmp/ok", "--health-interval", "200ms", "--health-retries", "1",
+		"busybox", "sh", "-c", "touch /tmp/ok; sleep 1000"))
+	defer d.CLI("rm", "-f", id)
+	status := func() string {
+		return strings.TrimSpace(d.CLI("inspect", "-f", "{{.State.Health.Status}}", id).Stdout)
+	}
+	waitFor(t, func() bool { return status() == "healthy" })
+	d.Kill(t)
+	d.Start(t)
+	if st := status(); st != "healthy" {
+		t.Errorf("health status after the restart: %q, want healthy", st)
+	}
+	d.MustCLI(t, "exec", id, "rm", "/tmp/ok")
+	waitFor(t, func() bool { return status() == "unhealthy" })
+}
