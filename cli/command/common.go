@@ -11,6 +11,7 @@ import (
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
+	"github.com/sdengine/engine/cli/formatter"
 	"github.com/sdengine/engine/runconfig/opts"
 )
 
@@ -127,5 +128,60 @@ func NewPruneCommand(cli *Cli, short, filterExample string, warning func(f filte
 	}
 	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not prompt for confirmation")
 	cmd.Flags().StringArrayVar(&filterFlags, "filter", nil, "Provide filter values (e.g. \""+filterExample+"\")")
+	return cmd
+}
+
+// ListSpec is what differs between the "ls" subcommands of the object
+// kinds: the rows for a filter, and how they print.
+type ListSpec struct {
+	Short         string
+	QuietHelp     string // the -q flag's help
+	FilterExample string
+	// NoTrunc adds --no-trunc.
+	NoTrunc bool
+	// QuietFormat is the template -q stands for.
+	QuietFormat string
+	TableFormat string
+	Headers     formatter.Headers
+	// List returns the rows (formatter items) that match f.
+	List func(ctx context.Context, c *client.Client, f filters.Args, noTrunc bool) ([]any, error)
+}
+
+// NewListCommand is the "ls" subcommand: --filter, --format, -q.
+func NewListCommand(cli *Cli, spec ListSpec) *cobra.Command {
+	var quiet, noTrunc bool
+	var filterFlags []string
+	var format string
+	cmd := &cobra.Command{
+		Use:     "ls [OPTIONS]",
+		Aliases: []string{"list"},
+		Short:   spec.Short,
+		Args:    NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := opts.ParseFilters(filterFlags)
+			if err != nil {
+				return err
+			}
+			c, err := cli.Client()
+			if err != nil {
+				return err
+			}
+			items, err := spec.List(cmd.Context(), c, f, noTrunc)
+			if err != nil {
+				return err
+			}
+			if quiet && format == "" {
+				format = spec.QuietFormat
+			}
+			return formatter.Write(cli.Out(), format, spec.TableFormat, spec.Headers, items)
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVarP(&quiet, "quiet", "q", false, spec.QuietHelp)
+	if spec.NoTrunc {
+		fs.BoolVar(&noTrunc, "no-trunc", false, "Do not truncate the output")
+	}
+	fs.StringArrayVarP(&filterFlags, "filter", "f", nil, "Provide filter values (e.g. \""+spec.FilterExample+"\")")
+	fs.StringVar(&format, "format", "", "Format output using a custom template")
 	return cmd
 }

@@ -115,43 +115,26 @@ var headers = formatter.Headers{"ID": "NETWORK ID", "Name": "NAME", "Driver": "D
 	"IPv4": "IPV4", "IPv6": "IPV6", "Internal": "INTERNAL", "CreatedAt": "CREATED AT", "Labels": "LABELS"}
 
 func newListCommand(cli *command.Cli) *cobra.Command {
-	var quiet, noTrunc bool
-	var filterFlags []string
-	var format string
-	cmd := &cobra.Command{
-		Use:     "ls [OPTIONS]",
-		Aliases: []string{"list"},
-		Short:   "List networks",
-		Args:    command.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := opts.ParseFilters(filterFlags)
+	return command.NewListCommand(cli, command.ListSpec{
+		Short:         "List networks",
+		QuietHelp:     "Only display network IDs",
+		FilterExample: "driver=bridge",
+		NoTrunc:       true,
+		QuietFormat:   "{{.ID}}",
+		TableFormat:   "table {{.ID}}\t{{.Name}}\t{{.Driver}}\t{{.Scope}}",
+		Headers:       headers,
+		List: func(ctx context.Context, c *client.Client, f filters.Args, noTrunc bool) ([]any, error) {
+			list, err := c.NetworkList(ctx, network.ListOptions{Filters: f})
 			if err != nil {
-				return err
-			}
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			list, err := c.NetworkList(cmd.Context(), network.ListOptions{Filters: f})
-			if err != nil {
-				return err
-			}
-			if quiet && format == "" {
-				format = "{{.ID}}"
+				return nil, err
 			}
 			items := make([]any, 0, len(list))
 			for _, n := range list {
 				items = append(items, row{n: n, trunc: !noTrunc})
 			}
-			return formatter.Write(cli.Out(), format, "table {{.ID}}\t{{.Name}}\t{{.Driver}}\t{{.Scope}}", headers, items)
+			return items, nil
 		},
-	}
-	fs := cmd.Flags()
-	fs.BoolVarP(&quiet, "quiet", "q", false, "Only display network IDs")
-	fs.BoolVar(&noTrunc, "no-trunc", false, "Do not truncate the output")
-	fs.StringArrayVarP(&filterFlags, "filter", "f", nil, "Provide filter values (e.g. \"driver=bridge\")")
-	fs.StringVar(&format, "format", "", "Format output using a custom template")
-	return cmd
+	})
 }
 
 func newInspectCommand(cli *command.Cli) *cobra.Command {

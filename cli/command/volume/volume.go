@@ -65,42 +65,25 @@ func newCreateCommand(cli *command.Cli) *cobra.Command {
 }
 
 func newListCommand(cli *command.Cli) *cobra.Command {
-	var quiet bool
-	var format string
-	var filterFlags []string
-	cmd := &cobra.Command{
-		Use:     "ls [OPTIONS]",
-		Aliases: []string{"list"},
-		Short:   "List volumes",
-		Args:    command.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := opts.ParseFilters(filterFlags)
+	return command.NewListCommand(cli, command.ListSpec{
+		Short:         "List volumes",
+		QuietHelp:     "Only display volume names",
+		FilterExample: "dangling=true",
+		QuietFormat:   formatter.VolumeQuietFormat,
+		TableFormat:   formatter.VolumeTableFormat,
+		Headers:       formatter.VolumeHeaders,
+		List: func(ctx context.Context, c *client.Client, f filters.Args, _ bool) ([]any, error) {
+			resp, err := c.VolumeList(ctx, volume.ListOptions{Filters: f})
 			if err != nil {
-				return err
+				return nil, err
 			}
-			c, err := cli.Client()
-			if err != nil {
-				return err
-			}
-			resp, err := c.VolumeList(cmd.Context(), volume.ListOptions{Filters: f})
-			if err != nil {
-				return err
-			}
-			if quiet && format == "" {
-				format = formatter.VolumeQuietFormat
-			}
-			var items []any
+			items := make([]any, 0, len(resp.Volumes))
 			for _, v := range resp.Volumes {
 				items = append(items, formatter.Volume{V: v})
 			}
-			return formatter.Write(cli.Out(), format, formatter.VolumeTableFormat, formatter.VolumeHeaders, items)
+			return items, nil
 		},
-	}
-	fs := cmd.Flags()
-	fs.BoolVarP(&quiet, "quiet", "q", false, "Only display volume names")
-	fs.StringVar(&format, "format", "", "Format output using a custom template")
-	fs.StringArrayVarP(&filterFlags, "filter", "f", nil, "Provide filter values (e.g. \"dangling=true\")")
-	return cmd
+	})
 }
 
 func newInspectCommand(cli *command.Cli) *cobra.Command {
