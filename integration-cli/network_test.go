@@ -113,11 +113,17 @@ func TestBridgePublishedPorts(t *testing.T) {
 	}
 	all := remember(r.Stdout)
 	port := strings.TrimSpace(d.Stock("inspect", "-f", `{{(index (index .NetworkSettings.Ports "80/tcp") 0).HostPort}}`, "all").Stdout)
-	for _, host := range []string{"127.0.0.1", hostAddress(t)} {
+	for _, host := range []string{"127.0.0.1", hostAddress(t), "[::1]"} {
 		if got := httpGet(t, "http://"+host+":"+port+"/hostname"); strings.TrimSpace(got) != all[:12] {
 			t.Errorf("-P through %s:%s: %q", host, port, got)
 		}
 	}
+	// Without a host IP the port is published on both families, as
+	// Docker does: the same host port on 0.0.0.0 and on "::".
+	if got := strings.TrimSpace(d.Stock("port", "all").Stdout); got != "80/tcp -> 0.0.0.0:"+port+"\n80/tcp -> [::]:"+port {
+		t.Errorf("docker port all: %q", got)
+	}
+	six := remember(d.MustCLI(t, "run", "-d", "--name", "six", "-p", "18982:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc"))
 	// The same host port again: refused, and nothing of it is left.
 	r = d.Stock("run", "-d", "--name", "dup", "-p", "127.0.0.1:18980:80", "busybox", "true")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "port is already allocated") {
@@ -147,8 +153,11 @@ func TestBridgePublishedPorts(t *testing.T) {
 	if strings.Contains(string(out), "veth"+all[:11]) {
 		t.Error("veth left after rm")
 	}
-	if _, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second); err == nil {
-		t.Errorf("port %s still answers after rm", port)
+	for _, host := range []string{"127.0.0.1", "[::1]"} {
+		if c, err := net.DialTimeout("tcp", host+":"+port, time.Second); err == nil {
+			c.Close()
+			t.Errorf("port %s:%s still answers after rm", host, port)
+		}
 	}
 
 	// kill -9 and restart: the running container keeps its address and port.
@@ -160,8 +169,12 @@ func TestBridgePublishedPorts(t *testing.T) {
 	if got := strings.TrimSpace(d.MustCLI(t, "inspect", "-f", "{{.NetworkSettings.IPAddress}}", "web")); got != ip {
 		t.Errorf("address after restart %q, want %q", got, ip)
 	}
+	// The IPv6 half is served again by the new daemon.
+	if got := httpGet(t, "http://[::1]:18982/hostname"); strings.TrimSpace(got) != six[:12] {
+		t.Errorf("[::1]:18982 after kill -9 and restart: %q", got)
+	}
 	d.Cleanup(t)
-	checkNoNetworkLeft(t, d, bridge, web, all)
+	checkNoNetworkLeft(t, d, bridge, web, all, six)
 }
 
 // TestBridgeKillRestartCleansUp: containers that ended while the daemon was

@@ -293,6 +293,9 @@ func (b *Bridge) Attach(id string, o AttachOptions) (ep *libnetwork.Endpoint, re
 			}
 		}
 	}()
+	if err := hold.Serve(ip); err != nil {
+		return nil, err
+	}
 	var ip6 netip.Addr
 	if b.ipam6 != nil {
 		if ip6, err = b.ipam6.Allocate(id, o.IP6); err != nil {
@@ -543,6 +546,9 @@ func (b *Bridge) Restore(id string, ep *libnetwork.Endpoint) error {
 	if err != nil {
 		slog.Warn("recovery: a published port of a running container is taken", "id", id, "err", err)
 		hold = &portmap.Hold{}
+	}
+	if err := hold.Serve(ip); err != nil {
+		slog.Warn("recovery: serving an IPv6 published port", "id", id, "err", err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -140,6 +140,9 @@ func writeTable(bridge string, subnet netip.Prefix, masquerade, internal bool, p
 	c.AddRule(&nftables.Rule{Table: t, Chain: out, Exprs: local})
 	for ip, bs := range ports {
 		for _, b := range bs {
+			if hip, err := netip.ParseAddr(b.HostIP); err == nil && !hip.Is4() {
+				continue // IPv6: the port's proxy serves it (portmap)
+			}
 			c.AddRule(&nftables.Rule{Table: t, Chain: pc, Exprs: dnat(ip, b)})
 		}
 	}
