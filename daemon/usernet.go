@@ -50,6 +50,7 @@ type userNetwork struct {
 	EnableIPv6 bool              `json:"ipv6,omitempty"`
 	Subnet6    string            `json:"subnet6,omitempty"`
 	Gateway6   string            `json:"gateway6,omitempty"`
+	IPRange6   string            `json:"ip_range6,omitempty"`
 	Internal   bool              `json:"internal,omitempty"`
 	Attachable bool              `json:"attachable,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
@@ -159,6 +160,7 @@ func (d *Daemon) newUserBridge(n *userNetwork) (*bridge.Bridge, error) {
 		BIP:         netip.PrefixFrom(netip.MustParseAddr(n.Gateway), sub.Bits()).String(),
 		BIP6:        bip6,
 		FixedCIDR:   n.IPRange,
+		FixedCIDRv6: n.IPRange6,
 		MTU:         mtu,
 		IPForward:   d.cfg.IPForwardEnabled() && !n.Internal,
 		IPTables:    d.cfg.IPTablesEnabled(),
@@ -459,7 +461,11 @@ func (d *Daemon) choosePool6Locked(n *userNetwork, cfg network.IPAMConfig) error
 		subnet = p
 	}
 	if cfg.IPRange != "" {
-		return errdefs.NotImplemented(fmt.Errorf("an IPv6 --ip-range is not supported by this engine"))
+		r, err := netip.ParsePrefix(cfg.IPRange)
+		if err != nil || !r.Addr().Is6() || !subnet.Contains(r.Addr()) || r.Bits() < subnet.Bits() {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid ip-range %s: not within subnet %s", cfg.IPRange, subnet))
+		}
+		n.IPRange6 = r.Masked().String()
 	}
 	for _, o := range d.nets.nets {
 		if q, err := netip.ParsePrefix(o.Subnet6); err == nil && q.Overlaps(subnet) {
@@ -614,7 +620,7 @@ func (d *Daemon) inspectUserNetwork(n *userNetwork) network.Inspect {
 	}
 	ipamCfg := []network.IPAMConfig{{Subnet: n.Subnet, Gateway: n.Gateway, IPRange: n.IPRange}}
 	if n.EnableIPv6 {
-		ipamCfg = append(ipamCfg, network.IPAMConfig{Subnet: n.Subnet6, Gateway: n.Gateway6})
+		ipamCfg = append(ipamCfg, network.IPAMConfig{Subnet: n.Subnet6, Gateway: n.Gateway6, IPRange: n.IPRange6})
 	}
 	nw := network.Inspect{
 		Name: n.Name, ID: n.ID, Created: n.Created, Scope: "local", Driver: "bridge",

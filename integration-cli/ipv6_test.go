@@ -72,8 +72,26 @@ func TestIPv6Networks(t *testing.T) {
 	if r := d.CLI("run", "--rm", "--network", "v6net", "--ip6", "fd99::5", "busybox", "true"); r.Code == 0 {
 		t.Error("an IPv6 address outside the subnet was given")
 	}
-	d.MustCLI(t, "rm", "-f", "c1", "c2", "def")
-	d.MustCLI(t, "network", "rm", "v6net")
+	// An IPv6 --ip-range (beside an IPv4 subnet: the range goes to the
+	// subnet that holds it, as with Docker's CLI): addresses come from it.
+	rbr := fmt.Sprintf("sdr6%d", n)
+	rng := fmt.Sprintf("fd00:7:%d::100/120", n)
+	rangeID := strings.TrimSpace(d.MustCLI(t, "network", "create", "--ipv6", "--subnet", fmt.Sprintf("10.222.%d.0/24", n), "--subnet", fmt.Sprintf("fd00:7:%d::/64", n),
+		"--ip-range", rng, "-o", "com.docker.network.bridge.name="+rbr, "v6range"))
+	if got := strings.TrimSpace(d.MustCLI(t, "network", "inspect", "-f", "{{range .IPAM.Config}}{{if .IPRange}}{{.IPRange}}{{end}}{{end}}", "v6range")); got != rng {
+		t.Errorf("v6range's ip ranges: %q, want %q", got, rng)
+	}
+	r3 := remember(d.MustCLI(t, "run", "-d", "--name", "r3", "--network", "v6range", "busybox", "sleep", "300"))
+	if ip, err := netip.ParseAddr(v6of("r3", "v6range")); err != nil || !netip.MustParsePrefix(rng).Contains(ip) {
+		t.Errorf("r3's IPv6 address %q, not in the range %s", v6of("r3", "v6range"), rng)
+	}
+	if r := d.CLI("network", "create", "--ipv6", "--subnet", fmt.Sprintf("fd00:8:%d::/64", n), "--ip-range", "fd00:9::/120", "badrange"); r.Code == 0 {
+		t.Errorf("an IPv6 range outside its subnet: %v", r)
+	}
+	d.MustCLI(t, "rm", "-f", "c1", "c2", "def", "r3")
+	d.MustCLI(t, "network", "rm", "v6net", "v6range")
+	checkNoUserVeths(t, rangeID, r3)
+	checkNoNetworkLeft(t, d, rbr)
 	d.Stop(t)
 	checkNoUserVeths(t, netID, c1, c2)
 	checkNoNetworkLeft(t, d, ubr)

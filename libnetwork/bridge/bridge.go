@@ -42,6 +42,9 @@ type Config struct {
 	Name      string
 	BIP       string // gateway address with the subnet's length
 	FixedCIDR string // the part of the subnet containers get addresses from
+	// FixedCIDRv6 is the part of the IPv6 subnet containers get
+	// addresses from (all of it if empty).
+	FixedCIDRv6 string
 	// BIP6 is the IPv6 gateway address with the subnet's length
 	// (fd54:7a1b:8269::1/64): the network has IPv6 too. Empty: IPv4 only.
 	BIP6      string
@@ -120,7 +123,13 @@ func New(cfg Config) (*Bridge, error) {
 			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid IPv6 gateway %q: want an IPv6 address with its prefix length (fd00::1/64)", cfg.BIP6))
 		}
 		b.subnet6, b.gw6 = bip6.Masked(), bip6.Addr()
-		b.ipam6, err = ipam.Open(filepath.Join(cfg.StateDir, cfg.Name+"-leases6.json"), bip6, bip6.Masked(), bip6.Addr())
+		pool6 := bip6.Masked()
+		if cfg.FixedCIDRv6 != "" {
+			if pool6, err = netip.ParsePrefix(cfg.FixedCIDRv6); err != nil || !b.subnet6.Contains(pool6.Addr()) || pool6.Bits() < b.subnet6.Bits() {
+				return nil, errdefs.InvalidParameter(fmt.Errorf("invalid IPv6 ip-range %q: not within %s", cfg.FixedCIDRv6, b.subnet6))
+			}
+		}
+		b.ipam6, err = ipam.Open(filepath.Join(cfg.StateDir, cfg.Name+"-leases6.json"), bip6, pool6, bip6.Addr())
 		if err != nil {
 			return nil, err
 		}

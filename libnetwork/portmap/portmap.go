@@ -298,8 +298,8 @@ func reserveOne(r Request) (libnetwork.PortBinding, int, error) {
 	return b, 0, last
 }
 
-// bindPort binds a socket of proto to ip:port without SO_REUSEADDR, so
-// that no other socket can bind that port meanwhile. An IPv6 socket takes
+// bindPort binds a socket of proto to ip:port (IPv4 without SO_REUSEADDR),
+// so that no other socket can bind that port meanwhile. An IPv6 socket takes
 // IPv6 only (its IPv4 half is a socket of its own), and a TCP one listens:
 // its proxy serves it.
 func bindPort(proto string, ip netip.Addr, port uint16) (int, error) {
@@ -321,6 +321,16 @@ func bindPort(proto string, ip netip.Addr, port uint16) (int, error) {
 		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {
 			unix.Close(fd)
 			return 0, fmt.Errorf("IPV6_V6ONLY: %w", err)
+		}
+		if typ == unix.SOCK_STREAM {
+			// The proxy's connections leave TIME_WAIT sockets on the
+			// port once it closed them: without SO_REUSEADDR the port
+			// could not be published again for a minute. A port some
+			// other socket listens on is still refused.
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+				unix.Close(fd)
+				return 0, fmt.Errorf("SO_REUSEADDR: %w", err)
+			}
 		}
 	}
 	if err := unix.Bind(fd, sa); err != nil {

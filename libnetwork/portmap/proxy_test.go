@@ -99,6 +99,17 @@ func TestIPv6PortsAreProxied(t *testing.T) {
 	}
 	h2.Close()
 	_ = again
+	// A port some process listens on is still refused.
+	busy, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	bp := uint16(busy.Addr().(*net.TCPAddr).Port)
+	if _, h3, err := Reserve([]Request{{Proto: "tcp", HostIP: lo6, HostPortStart: bp, HostPortEnd: bp, ContainerPort: port}}); err == nil {
+		h3.Close()
+		t.Errorf("[::1]:%d, which another socket listens on, was taken", bp)
+	}
 }
 
 // A binding without host IP takes the same port on both families.

@@ -5,6 +5,7 @@ package network
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -42,17 +43,11 @@ func newCreateCommand(cli *command.Cli) *cobra.Command {
 			if len(gateways) > len(subnets) || len(ipRanges) > len(subnets) {
 				return fmt.Errorf("every ip-range or gateway must have a corresponding subnet")
 			}
-			ipam := &network.IPAM{Driver: ipamDriver, Options: opts.ConvertKVStringsToMap(ipamOpts)}
-			for i, s := range subnets {
-				cfg := network.IPAMConfig{Subnet: s}
-				if i < len(gateways) {
-					cfg.Gateway = gateways[i]
-				}
-				if i < len(ipRanges) {
-					cfg.IPRange = ipRanges[i]
-				}
-				ipam.Config = append(ipam.Config, cfg)
+			cfgs, err := ipamConfigs(subnets, gateways, ipRanges)
+			if err != nil {
+				return err
 			}
+			ipam := &network.IPAM{Driver: ipamDriver, Options: opts.ConvertKVStringsToMap(ipamOpts), Config: cfgs}
 			req := network.CreateOptions{
 				Driver: driver, IPAM: ipam, Internal: internal, Attachable: attachable,
 				Options: opts.ConvertKVStringsToMap(options), Labels: opts.ConvertKVStringsToMap(labels),
@@ -227,4 +222,57 @@ func newPruneCommand(cli *command.Cli) *cobra.Command {
 			command.PrintDeleted(cli.Out(), "Networks", rep.NetworksDeleted)
 			return nil
 		})
+}
+
+// ipamConfigs pairs each gateway and ip-range with the subnet that holds
+// it, as Docker's CLI does (so that "--subnet V4 --subnet V6 --ip-range
+// V6RANGE" gives the range to the IPv6 subnet).
+func ipamConfigs(subnets, gateways, ipRanges []string) ([]network.IPAMConfig, error) {
+	cfgs := make([]network.IPAMConfig, len(subnets))
+	prefixes := make([]netip.Prefix, len(subnets))
+	for i, s := range subnets {
+		cfgs[i].Subnet = s
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("invalid subnet %s: %w", s, err)
+		}
+		prefixes[i] = p
+	}
+	find := func(what, v string, ip netip.Addr) (int, error) {
+		for i, p := range prefixes {
+			if p.Contains(ip) {
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("no matching subnet for %s %s", what, v)
+	}
+	for _, g := range gateways {
+		ip, err := netip.ParseAddr(g)
+		if err != nil {
+			return nil, fmt.Errorf("invalid gateway %s: %w", g, err)
+		}
+		i, err := find("gateway", g, ip)
+		if err != nil {
+			return nil, err
+		}
+		if cfgs[i].Gateway != "" {
+			return nil, fmt.Errorf("cannot configure multiple gateways (%s, %s) for the same subnet (%s)", cfgs[i].Gateway, g, subnets[i])
+		}
+		cfgs[i].Gateway = g
+	}
+	for _, r := range ipRanges {
+		p, err := netip.ParsePrefix(r)
+		if err != nil {
+			return nil, fmt.Errorf("invalid ip-range %s: %w", r, err)
+		}
+		i, err := find("range", r, p.Addr())
+		if err != nil {
+			return nil, err
+		}
+		if cfgs[i].IPRange != "" {
+			return nil, fmt.Errorf("cannot configure multiple ranges (%s, %s) on the same subnet (%s)", cfgs[i].IPRange, r, subnets[i])
+		}
+		cfgs[i].IPRange = r
+	}
+	return cfgs, nil
 }
