@@ -1,10 +1,15 @@
 package container
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/pkg/systemd"
 )
@@ -12,35 +17,72 @@ import (
 // unitEnv is what the CLI reads of its surroundings to tie a container to
 // the systemd service that runs it; a value so that tests can give one.
 type unitEnv struct {
-	getenv      func(string) string
-	procCgroup  string // the text of /proc/self/cgroup
-	inContainer bool   // /run/systemd/container exists
-	localDaemon bool   // the daemon is reached over its unix socket
-	pid         int
+	getenv     func(string) string
+	procCgroup string // the text of /proc/self/cgroup
+	// daemonHere: the daemon runs beside the CLI, under the same systemd
+	// (sameSystemdAsDaemon).
+	daemonHere bool
+	pid        int
 }
 
-// hostUnitEnv reads the real ones.
+// hostUnitEnv reads the real ones. The daemon is asked nothing unless the
+// CLI runs as a service's process.
 func hostUnitEnv(daemonHost string) unitEnv {
-	cg, _ := os.ReadFile("/proc/self/cgroup")
-	_, err := os.Stat("/run/systemd/container")
-	return unitEnv{
-		getenv:      os.Getenv,
-		procCgroup:  string(cg),
-		inContainer: err == nil,
-		localDaemon: strings.HasPrefix(daemonHost, "unix://"),
-		pid:         os.Getpid(),
+	e := unitEnv{getenv: os.Getenv, pid: os.Getpid()}
+	if os.Getenv("INVOCATION_ID") == "" {
+		return e
 	}
+	cg, _ := os.ReadFile("/proc/self/cgroup")
+	e.procCgroup = string(cg)
+	e.daemonHere = sameSystemdAsDaemon(daemonHost)
+	return e
+}
+
+// sameSystemdAsDaemon tells whether the daemon at host sees the systemd
+// units the CLI sees: it must be reached over a unix socket, its pid (the
+// socket's peer credentials) must be visible in the CLI's pid namespace
+// (a CLI in a container, talking to the host's daemon through a bound
+// socket, sees 0), and, when the CLI may look (root), the daemon must be
+// in the CLI's cgroup namespace (a CLI on the host talking to a daemon in
+// a container would name the host's units to the container's systemd).
+func sameSystemdAsDaemon(host string) bool {
+	path, ok := strings.CutPrefix(host, "unix://")
+	if !ok {
+		return false
+	}
+	conn, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	raw, err := conn.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil || credErr != nil || cred.Pid <= 0 {
+		return false
+	}
+	theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/cgroup", cred.Pid))
+	if err != nil {
+		// Not ours to read (a CLI that is not root): the pid alone.
+		return true
+	}
+	ours, err := os.Readlink("/proc/self/ns/cgroup")
+	return err == nil && ours == theirs
 }
 
 // serviceToBind is the service a foreground `docker run` ties its
 // container to (systemd.BindToLabel), or "". The CLI must be a service's
 // process: systemd gives those $INVOCATION_ID (a login shell has none),
-// and its cgroup then names the service. A session scope, a CLI inside a
-// container (whose cgroup paths and units are the container's own, not
-// those of the daemon's systemd) or a daemon reached over the network
-// (another machine's systemd) get no tie.
+// and its cgroup then names the service. A session scope, or a daemon
+// under another systemd (sameSystemdAsDaemon: the CLI in a container, a
+// daemon over the network) get no tie.
 func serviceToBind(e unitEnv) string {
-	if e.getenv("INVOCATION_ID") == "" || e.inContainer || !e.localDaemon {
+	if e.getenv("INVOCATION_ID") == "" || !e.daemonHere {
 		return ""
 	}
 	return systemd.ServiceFromCgroup(e.procCgroup)

@@ -1,6 +1,8 @@
 package container
 
 import (
+	"net"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -19,18 +21,17 @@ func TestServiceToBind(t *testing.T) {
 		e    unitEnv
 		want string
 	}{
-		{"a service's process", unitEnv{getenv: envOf(service), procCgroup: cg, localDaemon: true}, "docker-container@web.service"},
-		{"no INVOCATION_ID (a shell)", unitEnv{getenv: envOf(nil), procCgroup: cg, localDaemon: true}, ""},
-		{"in a container", unitEnv{getenv: envOf(service), procCgroup: cg, localDaemon: true, inContainer: true}, ""},
-		{"a remote daemon", unitEnv{getenv: envOf(service), procCgroup: cg}, ""},
-		{"a session scope", unitEnv{getenv: envOf(service), procCgroup: "0::/user.slice/user-0.slice/session-4.scope\n", localDaemon: true}, ""},
+		{"a service's process", unitEnv{getenv: envOf(service), procCgroup: cg, daemonHere: true}, "docker-container@web.service"},
+		{"no INVOCATION_ID (a shell)", unitEnv{getenv: envOf(nil), procCgroup: cg, daemonHere: true}, ""},
+		{"a daemon under another systemd", unitEnv{getenv: envOf(service), procCgroup: cg}, ""},
+		{"a session scope", unitEnv{getenv: envOf(service), procCgroup: "0::/user.slice/user-0.slice/session-4.scope\n", daemonHere: true}, ""},
 	} {
 		if got := serviceToBind(tc.e); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 
-	e := unitEnv{getenv: envOf(service), procCgroup: cg, localDaemon: true}
+	e := unitEnv{getenv: envOf(service), procCgroup: cg, daemonHere: true}
 	if l := bindToService(nil, e); l[systemd.BindToLabel] != "docker-container@web.service" {
 		t.Errorf("labels %v", l)
 	}
@@ -68,6 +69,35 @@ func TestUnitWatchdog(t *testing.T) {
 	for _, user := range [][]string{{"WATCHDOG_USEC=1000000"}, {"WATCHDOG_USEC"}} {
 		if got := withUnitWatchdog(slices.Clone(user), e); !slices.Equal(got, user) {
 			t.Errorf("the user's %v became %v", user, got)
+		}
+	}
+}
+
+// A daemon listening beside the CLI (here the test itself, so its peer
+// credentials name a process in our namespaces) is under the same
+// systemd; one over TCP or one that cannot be reached is not.
+func TestSameSystemdAsDaemon(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if !sameSystemdAsDaemon("unix://" + sock) {
+		t.Error("a daemon beside the CLI is not under its systemd")
+	}
+	for _, h := range []string{"tcp://127.0.0.1:2375", "unix://" + sock + ".none", "ssh://host"} {
+		if sameSystemdAsDaemon(h) {
+			t.Errorf("%s is under the CLI's systemd", h)
 		}
 	}
 }
