@@ -303,7 +303,9 @@ func TestSdnotifyNotifyUnitInNestedHost(t *testing.T) {
 	// systemd, a clean halt, the unit inactive (not failed).
 	start = time.Now()
 	mustIn("systemctl", "stop", "docker-container@web.service")
-	if took := time.Since(start); took > 15*time.Second {
+	took := time.Since(start)
+	t.Logf("systemctl stop (a clean halt; the bound scope's stop job waits for the unit's): %s", took)
+	if took > 15*time.Second {
 		t.Errorf("systemctl stop took %s", took)
 	}
 	if st := strings.TrimSpace(in("systemctl", "is-failed", "docker-container@web.service").Stdout); st == "failed" {
