@@ -77,11 +77,10 @@ func (d *Daemon) applyUnitBind(c *container.Container, s *specs.Spec) error {
 }
 
 // stopTimeout is the container's stop timeout in seconds, as docker stop
-// uses it; 0 when it has none (-1: wait for ever).
+// uses it (negative: wait for ever).
 func stopTimeout(c *container.Container) int {
-	secs := defaultStopTimeout
 	if c.Config.StopTimeout != nil {
-		secs = *c.Config.StopTimeout
+		return *c.Config.StopTimeout
 	}
-	return max(secs, 0)
+	return defaultStopTimeout
 }

@@ -142,8 +142,9 @@ const (
 
 // BindScopeProperties are the annotations that bind a container's scope
 // to unit (already valid: ValidateUnitName): BindsTo= and Before= the
-// unit, and, when stopTimeout > 0, the scope's TimeoutStopSec= in seconds
-// (the container's stop timeout, instead of systemd's 90 s default).
+// unit, and, when stopTimeout >= 0, the scope's TimeoutStopSec= in
+// seconds (the container's stop timeout, instead of systemd's 90 s
+// default; a negative one, "wait for ever" in Docker, leaves systemd's).
 func BindScopeProperties(unit string, stopTimeout int) map[string]string {
 	// The values are GVariant text (libcontainer parses them with
 	// godbus's ParseVariant): an array of strings. A unit name holds no
@@ -153,8 +154,14 @@ func BindScopeProperties(unit string, stopTimeout int) map[string]string {
 		ScopeBindsToAnnotation: list,
 		ScopeBeforeAnnotation:  list,
 	}
-	if stopTimeout > 0 {
+	switch {
+	case stopTimeout > 0:
 		a[ScopeTimeoutStopAnnotation] = strconv.Itoa(stopTimeout)
+	case stopTimeout == 0:
+		// Docker's 0 is SIGKILL at once; systemd's 0 would be no
+		// timeout at all. A millisecond (a GVariant double, which
+		// libcontainer converts too) is the nearest.
+		a[ScopeTimeoutStopAnnotation] = "0.001"
 	}
 	return a
 }

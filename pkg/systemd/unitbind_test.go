@@ -73,7 +73,12 @@ func TestBindScopeProperties(t *testing.T) {
 	if err != nil || v.Value() != int32(10) {
 		t.Errorf("%s=%s parses as %v (%v)", ScopeTimeoutStopAnnotation, a[ScopeTimeoutStopAnnotation], v, err)
 	}
-	if _, ok := BindScopeProperties(unit, 0)[ScopeTimeoutStopAnnotation]; ok {
-		t.Error("TimeoutStopSec set without a stop timeout")
+	if _, ok := BindScopeProperties(unit, -1)[ScopeTimeoutStopAnnotation]; ok {
+		t.Error("TimeoutStopSec set for a stop timeout of -1")
+	}
+	// 0, SIGKILL at once, must not become systemd's 0 (no timeout).
+	v, err = dbus.ParseVariant(BindScopeProperties(unit, 0)[ScopeTimeoutStopAnnotation], dbus.Signature{})
+	if f, ok := v.Value().(float64); err != nil || !ok || f <= 0 || f > 0.01 {
+		t.Errorf("stop timeout 0: %v (%v)", v, err)
 	}
 }
