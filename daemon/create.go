@@ -267,6 +267,11 @@ func (d *Daemon) validateCreate(p *backend.CreateParams) ([]string, error) {
 	if err := validateRestartPolicy(hc); err != nil {
 		return nil, err
 	}
+	w, err := d.validateUnitBind(p.Config.Labels)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
 	return warnings, nil
 }
 

@@ -209,6 +209,9 @@ func (d *Daemon) buildSpec(c *container.Container, rootfs string) (*specs.Spec, 
 	if err := d.applyNotify(c, spec); err != nil {
 		return nil, err
 	}
+	if err := d.applyUnitBind(c, spec); err != nil {
+		return nil, err
+	}
 	return spec, nil
 }
 

@@ -206,7 +206,7 @@ func TestSdnotifyNotifyUnitInNestedHost(t *testing.T) {
 		"-v", sdTarPath+":/itn/systemd.tar:ro",
 		"-v", dir+":/itn/state", systemdHostImage))
 	defer func() {
-		shared.CLI("exec", host, "systemctl", "stop", "docker-container@web.service", "it-dockerd.service")
+		shared.CLI("exec", host, "systemctl", "stop", "docker-container@web.service", "docker-container@solo.service", "it-dockerd.service")
 		if r := shared.CLI("rm", "-f", host); r.Code != 0 {
 			t.Errorf("rm host: %s", r)
 		}
@@ -233,8 +233,30 @@ func TestSdnotifyNotifyUnitInNestedHost(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	mustIn("docker", "import", "-c", `CMD ["/sbin/init"]`, "/itn/systemd.tar", systemdImage)
-	mustIn("sh", "-c", "mkdir -p /etc/docker/containers && printf 'IMAGE=%s\\nRUN_OPTIONS=--init=systemd\\n' "+systemdImage+
-		" > /etc/docker/containers/web.env && systemctl daemon-reload")
+	// web: the example unit as it is, plus a watchdog long enough never
+	// to fire (systemd 252 as PID 1 does not ping: docs/systemd.md).
+	// solo: no --rm and no ExecStopPost, so that only the scope's tie to
+	// the unit stops its container when the CLI is killed.
+	mustIn("sh", "-c", "mkdir -p /etc/docker/containers /etc/systemd/system/docker-container@web.service.d /etc/systemd/system/docker-container@solo.service.d"+
+		" && printf 'IMAGE=%s\\nRUN_OPTIONS=--init=systemd\\n' "+systemdImage+" | tee /etc/docker/containers/web.env > /etc/docker/containers/solo.env"+
+		" && printf '[Service]\\nWatchdogSec=1h\\n' > /etc/systemd/system/docker-container@web.service.d/watchdog.conf"+
+		" && printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/docker run --name %%i --sdnotify=container $RUN_OPTIONS $IMAGE\\nExecStopPost=\\n'"+
+		" > /etc/systemd/system/docker-container@solo.service.d/no-cleanup.conf && systemctl daemon-reload")
+
+	// What the daemon refuses before anything runs: a name systemd would
+	// not take (400 at create), a unit that is not running (at start:
+	// BindsTo= would start it).
+	if r := in("docker", "create", "--label", "io.sdengine.systemd.bind-to=web", systemdImage); r.Code == 0 || !strings.Contains(r.Stderr, "invalid systemd unit name") {
+		t.Errorf("create bound to a bad unit name: %s", r)
+	}
+	idle := mustIn("docker", "create", "--label", "io.sdengine.systemd.bind-to=docker-container@idle.service", systemdImage)
+	if r := in("docker", "start", idle); r.Code == 0 || !strings.Contains(r.Stderr, "the unit is inactive") {
+		t.Errorf("start bound to an inactive unit: %s", r)
+	}
+	if st := in("systemctl", "is-active", "docker-container@idle.service").Stdout; strings.TrimSpace(st) != "inactive" {
+		t.Errorf("the start bound to docker-container@idle started it: %s", st)
+	}
+	mustIn("docker", "rm", idle)
 
 	// systemctl start returns once the unit is active: READY=1 relayed.
 	start := time.Now()
@@ -257,11 +279,33 @@ func TestSdnotifyNotifyUnitInNestedHost(t *testing.T) {
 		t.Errorf("processes in the unit's cgroup: %s\n%s", procs, in("systemd-cgls", "--no-pager", "-u", "docker-container@web.service").Stdout)
 	}
 
+	// The container's scope is bound to the unit, ordered before it (so
+	// that the unit's own stop, the CLI's, comes first).
+	id := mustIn("docker", "inspect", "--format", "{{.Id}}", "web")
+	scope := mustIn("systemctl", "show", "-p", "BindsTo", "-p", "Before", "-p", "KillSignal", "-p", "TimeoutStopUSec", "docker-"+id+".scope")
+	t.Logf("the container's scope: %s", strings.ReplaceAll(scope, "\n", "; "))
+	for _, want := range []string{"BindsTo=docker-container@web.service", "KillSignal=9", "TimeoutStopUSec=10s"} {
+		if !strings.Contains(scope, want+"\n") && !strings.HasSuffix(scope, want) {
+			t.Errorf("the scope has no %s:\n%s", want, scope)
+		}
+	}
+	if !strings.Contains(lineWithPrefix(scope, "Before="), "docker-container@web.service") {
+		t.Errorf("the scope is not ordered before the unit:\n%s", scope)
+	}
+	// The unit's WatchdogSec= reaches the container's PID 1, without the
+	// CLI's WATCHDOG_PID.
+	env := mustIn("docker", "exec", "web", "sh", "-c", "tr '\\0' '\\n' < /proc/1/environ | grep ^WATCHDOG_ || true")
+	if env != "WATCHDOG_USEC=3600000000" {
+		t.Errorf("the container's watchdog variables: %q", env)
+	}
+
 	// systemctl stop: SIGTERM to the CLI, SIGRTMIN+3 to the container's
 	// systemd, a clean halt, the unit inactive (not failed).
 	start = time.Now()
 	mustIn("systemctl", "stop", "docker-container@web.service")
-	if took := time.Since(start); took > 15*time.Second {
+	took := time.Since(start)
+	t.Logf("systemctl stop (a clean halt; the bound scope's stop job waits for the unit's): %s", took)
+	if took > 15*time.Second {
 		t.Errorf("systemctl stop took %s", took)
 	}
 	if st := strings.TrimSpace(in("systemctl", "is-failed", "docker-container@web.service").Stdout); st == "failed" {
@@ -280,6 +324,24 @@ func TestSdnotifyNotifyUnitInNestedHost(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+
+	// A CLI killed outright in a unit without ExecStopPost: the unit goes
+	// inactive, systemd stops the scope bound to it (SIGKILL, the systemd
+	// profile's KillSignal), and the engine records the exit.
+	mustIn("systemctl", "start", "docker-container@solo.service")
+	start = time.Now()
+	mustIn("systemctl", "kill", "-s", "KILL", "--kill-whom=main", "docker-container@solo.service")
+	for i := 0; mustIn("docker", "inspect", "--format", "{{.State.Status}}", "solo") != "exited"; i++ {
+		if i > 300 {
+			t.Fatalf("container still running after the CLI was killed:\n%s\nengine:\n%s", journal("docker-container@solo"), journal("it-dockerd"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("container exited %s after the CLI was killed", time.Since(start))
+	if ps := mustIn("docker", "ps", "-a", "--filter", "name=solo", "--format", "{{.Status}}"); !strings.HasPrefix(ps, "Exited (137)") {
+		t.Errorf("docker ps -a: %q", ps)
+	}
+	mustIn("docker", "rm", "solo")
 }
 
 // lineWithPrefix is the line of s that starts with prefix.
@@ -290,4 +352,33 @@ func lineWithPrefix(s, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// With the cgroupfs driver there is no scope to bind: a container with
+// io.sdengine.systemd.bind-to is created with a warning the CLI prints; a
+// unit name systemd would refuse is a 400 with either driver.
+func TestBindToUnitWithCgroupfs(t *testing.T) {
+	d := shared
+	if drv := shared.MustCLI(t, "info", "--format", "{{.CgroupDriver}}"); strings.TrimSpace(drv) != "cgroupfs" {
+		d = NewDaemon(t, "--exec-opt", "native.cgroupdriver=cgroupfs")
+		d.Start(t)
+		defer d.Cleanup(t)
+		loadBusybox(t, d)
+	}
+	r := d.CLI("create", "--label", "io.sdengine.systemd.bind-to=web.service", "busybox", "true")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "WARNING: io.sdengine.systemd.bind-to=web.service: the container is not tied to the unit: that needs the systemd cgroup driver") {
+		t.Errorf("create: %s", r)
+	}
+	if id := strings.TrimSpace(r.Stdout); id != "" {
+		remember(id)
+		// It runs as any container: the label only warned.
+		if s := d.CLI("start", "-a", id); s.Code != 0 {
+			t.Errorf("start: %s", s)
+		}
+		d.MustCLI(t, "rm", id)
+	}
+	r = d.CLI("create", "--label", "io.sdengine.systemd.bind-to=web@.service", "busybox", "true")
+	if r.Code != 125 || !strings.Contains(r.Stderr, `invalid systemd unit name "web@.service": a template, not an instance`) {
+		t.Errorf("create with a template: %s", r)
+	}
 }

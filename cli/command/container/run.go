@@ -82,6 +82,15 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 	if err != nil {
 		return command.RunFailure(cmd, err)
 	}
+	if !detach {
+		// Run by a systemd service: the container's scope is tied to it,
+		// and in container mode gets the unit's watchdog.
+		e := hostUnitEnv(c.DaemonHost())
+		p.config.Labels = bindToService(p.config.Labels, e)
+		if relay != nil && relay.mode == sdnotifyContainer {
+			p.config.Env = withUnitWatchdog(p.config.Env, e)
+		}
+	}
 	// Descriptors for the container (socket activation, --preserve-fds)
 	// that cannot be passed are an error before anything is created.
 	pass, err := command.PassPlan(preserveFds)
