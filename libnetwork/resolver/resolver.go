@@ -63,17 +63,24 @@ func StartAt(nsPath, addr string, upstreams []string, lookup Lookup) (*Resolver,
 	}
 	r := &Resolver{upstreams: upstreams, lookup: lookup}
 	h := dns.HandlerFunc(r.serve)
-	r.udp = &dns.Server{PacketConn: pc, Handler: h}
-	r.tcp = &dns.Server{Listener: l, Handler: h}
+	// Each server is running when StartAt returns: a Shutdown that comes
+	// before ActivateAndServe started is refused ("server not started")
+	// and would leave the server serving, and Close waiting, for ever.
+	started := make(chan struct{}, 2)
+	r.udp = &dns.Server{PacketConn: pc, Handler: h, NotifyStartedFunc: func() { started <- struct{}{} }}
+	r.tcp = &dns.Server{Listener: l, Handler: h, NotifyStartedFunc: func() { started <- struct{}{} }}
 	for _, s := range []*dns.Server{r.udp, r.tcp} {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
 			if err := s.ActivateAndServe(); err != nil {
 				slog.Debug("embedded DNS server ended", "err", err)
+				started <- struct{}{} // never started: nothing to wait for
 			}
 		}()
 	}
+	<-started
+	<-started
 	return r, nil
 }
 
