@@ -38,6 +38,14 @@ import (
 // max-concurrent-uploads default).
 const maxUploads = 5
 
+// How many blobs known to hold a layer a push asks the registry about
+// (HEAD in the repository pushed to), and how many other repositories
+// of the registry it tries to mount one from, before it uploads.
+const (
+	maxExistenceChecks = 5
+	maxMountAttempts   = 3
+)
+
 // PushOptions is a decoded POST /images/{name}/push.
 type PushOptions struct {
 	Name, Tag string
@@ -94,7 +102,19 @@ func (s *Service) Push(ctx context.Context, o PushOptions, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	p := &pusher{s: s, named: named, repo: repo, opts: s.remoteOptions(ctx, ep, o.Auth), pout: pout}
+	opts := s.remoteOptions(ctx, ep, o.Auth)
+	// One pusher and one puller for the whole push: the registry is
+	// pinged and a token fetched once per repository, not per request.
+	rpush, err := remote.NewPusher(opts...)
+	if err != nil {
+		return err
+	}
+	rpull, err := remote.NewPuller(opts...)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, remote.Reuse(rpush), remote.Reuse(rpull))
+	p := &pusher{s: s, named: named, repo: repo, opts: opts, pout: pout}
 	for i, t := range tags {
 		if err := p.pushTag(ctx, t, imgs[i]); err != nil {
 			return pushError(err)
@@ -218,7 +238,20 @@ func (p *pusher) pushLayer(ctx context.Context, img *image.Image, i int) (schema
 	diffID := img.Layers[i]
 	id := stringid.TruncateID(diffID.String())
 	canon := p.named.Name()
+	// Each blob known to hold the layer is asked for once in this
+	// repository (the same digest is usually remembered from several),
+	// and at most a few are: they are guesses, each a round trip before
+	// the upload can start (Docker's limits: 5 checks, 3 mounts).
 	var others []image.BlobRef
+	checked := map[digest.Digest]bool{}
+	exists := func(d digest.Digest) (schema2Desc, bool) {
+		if checked[d] || len(checked) >= maxExistenceChecks {
+			return schema2Desc{}, false
+		}
+		checked[d] = true
+		size, ok := p.blobExists(p.repo, d)
+		return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: d}, ok
+	}
 	for _, ref := range p.s.store.BlobRefs(diffID) {
 		named, err := reference.ParseNormalizedNamed(ref.Repo)
 		if err != nil || reference.Domain(named) != reference.Domain(p.named) || !reusable[ref.MediaType] {
@@ -228,18 +261,23 @@ func (p *pusher) pushLayer(ctx context.Context, img *image.Image, i int) (schema
 			others = append(others, ref)
 			continue
 		}
-		if size, ok := p.blobExists(p.repo, ref.Digest); ok {
+		if d, ok := exists(ref.Digest); ok {
 			progress.Update(p.pout, id, "Layer already exists")
-			return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: ref.Digest}, nil
+			return d, nil
 		}
 	}
+	mounts := 0
 	for _, ref := range others {
+		if d, ok := exists(ref.Digest); ok {
+			progress.Update(p.pout, id, "Layer already exists")
+			return d, nil
+		}
+		if mounts >= maxMountAttempts {
+			continue
+		}
+		mounts++
 		named, _ := reference.ParseNormalizedNamed(ref.Repo)
 		src := p.repo.Registry.Repo(reference.Path(named))
-		if size, ok := p.blobExists(p.repo, ref.Digest); ok {
-			progress.Update(p.pout, id, "Layer already exists")
-			return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: ref.Digest}, nil
-		}
 		size, ok := p.blobExists(src, ref.Digest)
 		if !ok {
 			continue
