@@ -264,7 +264,10 @@ func (s *Store) prepareLayer(op string, parent digest.Digest, parentCache string
 		return nil, fmt.Errorf("create layer: %w", err)
 	}
 	x := &extracted{s: s, op: op, parent: parent, cacheID: cacheID}
-	x.rec, err = os.CreateTemp(s.layerDir(), ".record-*")
+	// The record waits in the scratch space (same filesystem, renamed
+	// into layerdb by the commit): what a crash leaves there is wiped at
+	// start, and a pull in progress shows there until it has ended.
+	x.rec, err = os.CreateTemp(s.tmpDir(), ".record-*")
 	if err != nil {
 		x.discard()
 		return nil, fmt.Errorf("create layer: %w", err)
@@ -306,21 +309,22 @@ func (x *extracted) apply(ctx context.Context, want digest.Digest, r io.Reader) 
 // it (vfs: the parent must be complete first).
 func (s *Store) independentLayers() bool { return s.driver.Whiteouts() != archive.WhiteoutDelete }
 
-// discard removes what extractLayer made, unless it was registered.
+// discard removes what extractLayer made, unless it was registered: the
+// directory first, the record file (in the scratch space) last.
 func (x *extracted) discard() {
+	if !x.registered && !x.removed {
+		// cacheID is left as it is: a pull reads it (the parent of the
+		// layer it extracts next) while another goroutine commits or
+		// discards.
+		x.removed = true
+		if err := x.s.driver.Remove(x.cacheID); err != nil {
+			slog.Error("image store: discard layer", "cache", x.cacheID, "err", err)
+		}
+	}
 	if x.rec != nil {
 		x.rec.Close()
 		os.Remove(x.rec.Name()) // no-op once renamed into place
 		x.rec = nil
-	}
-	if x.registered || x.removed {
-		return
-	}
-	// cacheID is left as it is: a pull reads it (the parent of the layer
-	// it extracts next) while another goroutine commits or discards.
-	x.removed = true
-	if err := x.s.driver.Remove(x.cacheID); err != nil {
-		slog.Error("image store: discard layer", "cache", x.cacheID, "err", err)
 	}
 }
 
