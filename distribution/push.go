@@ -11,6 +11,8 @@ import (
 	"hash"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"sort"
 	"sync"
 
@@ -20,9 +22,11 @@ import (
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/pkg/progress"
 	"github.com/docker/docker/pkg/stringid"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/stream"
 	ggcrtypes "github.com/google/go-containerregistry/pkg/v1/types"
@@ -102,19 +106,18 @@ func (s *Service) Push(ctx context.Context, o PushOptions, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	opts := s.remoteOptions(ctx, ep, o.Auth)
-	// One pusher and one puller for the whole push: the registry is
-	// pinged and a token fetched once per repository, not per request.
+	auth, rt := authenticator(o.Auth, ep), s.transportFor(ep.host)
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth),
+		remote.WithTransport(rt), remote.WithUserAgent(userAgent)}
+	// One pusher for the whole push: the registry is pinged and a token
+	// fetched once per repository, not per request.
 	rpush, err := remote.NewPusher(opts...)
 	if err != nil {
 		return err
 	}
-	rpull, err := remote.NewPuller(opts...)
-	if err != nil {
-		return err
-	}
-	opts = append(opts, remote.Reuse(rpush), remote.Reuse(rpull))
+	opts = append(opts, remote.Reuse(rpush))
 	p := &pusher{s: s, named: named, repo: repo, opts: opts, pout: pout}
+	p.heads = &blobChecker{ctx: ctx, reg: repo.Registry, auth: auth, rt: rt, scopes: p.lookupScopes(imgs)}
 	for i, t := range tags {
 		if err := p.pushTag(ctx, t, imgs[i]); err != nil {
 			return pushError(err)
@@ -132,6 +135,70 @@ type pusher struct {
 	repo  name.Repository
 	opts  []remote.Option
 	pout  progress.Output
+	heads *blobChecker
+}
+
+// lookupScopes are the token scopes of every repository the push may
+// ask about a blob: its own, and those the blobs of its layers were seen
+// in on the same registry.
+func (p *pusher) lookupScopes(imgs []*image.Image) []string {
+	scopes := []string{p.repo.Scope(transport.PushScope)}
+	seen := map[string]bool{p.named.Name(): true}
+	for _, img := range imgs {
+		for _, diffID := range img.Layers {
+			for _, ref := range p.s.store.BlobRefs(diffID) {
+				named, err := reference.ParseNormalizedNamed(ref.Repo)
+				if err != nil || seen[ref.Repo] || reference.Domain(named) != reference.Domain(p.named) {
+					continue
+				}
+				seen[ref.Repo] = true
+				scopes = append(scopes, p.repo.Registry.Repo(reference.Path(named)).Scope(transport.PullScope))
+			}
+		}
+	}
+	return scopes
+}
+
+// blobChecker asks whether repositories of the registry have a blob
+// (HEAD), all through one transport: one ping and one token for every
+// repository the push looks in, where go-containerregistry's readers
+// would each ping and authenticate for their own repository.
+type blobChecker struct {
+	ctx    context.Context
+	reg    name.Registry
+	auth   authn.Authenticator
+	rt     http.RoundTripper
+	scopes []string
+
+	once   sync.Once
+	client *http.Client
+	err    error
+}
+
+func (b *blobChecker) exists(repo name.Repository, d digest.Digest) (int64, bool) {
+	b.once.Do(func() {
+		var rt http.RoundTripper
+		rt, b.err = transport.NewWithContext(b.ctx, b.reg, b.auth, b.rt, b.scopes)
+		b.client = &http.Client{Transport: transport.NewUserAgent(rt, userAgent)}
+	})
+	if b.err != nil {
+		slog.Debug("push: cannot ask the registry about blobs; uploading", "err", b.err)
+		return 0, false
+	}
+	u := url.URL{Scheme: repo.Scheme(), Host: repo.RegistryStr(), Path: "/v2/" + repo.RepositoryStr() + "/blobs/" + d.String()}
+	req, err := http.NewRequestWithContext(b.ctx, http.MethodHead, u.String(), nil)
+	if err != nil {
+		return 0, false
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
+		return 0, false
+	}
+	return resp.ContentLength, true
 }
 
 // schema2 is Docker's image manifest, written as Docker writes it.
@@ -314,15 +381,7 @@ func (p *pusher) remember(diffID, blob digest.Digest) {
 
 // blobExists asks the registry (HEAD) whether repo has the blob.
 func (p *pusher) blobExists(repo name.Repository, d digest.Digest) (int64, bool) {
-	l, err := remote.Layer(repo.Digest(d.String()), p.opts...)
-	if err != nil {
-		return 0, false
-	}
-	size, err := l.Size()
-	if err != nil || size < 0 {
-		return 0, false
-	}
-	return size, true
+	return p.heads.exists(repo, d)
 }
 
 // streamedBlob is layer i of an image, compressed while it uploads: its
