@@ -230,6 +230,13 @@ func (p *pusher) pushTag(ctx context.Context, tag string, img *image.Image) erro
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The config goes up beside the layers: only the manifest needs
+	// them all.
+	cfgDone := make(chan error, 1)
+	go func() {
+		cfg := static.NewLayer(img.RawConfig, ggcrtypes.DockerConfigJSON)
+		cfgDone <- remote.WriteLayer(p.repo, cfg, p.opts...)
+	}()
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -266,15 +273,15 @@ func (p *pusher) pushTag(ctx context.Context, tag string, img *image.Image) erro
 		}(i)
 	}
 	wg.Wait()
+	cfgErr := <-cfgDone
 	if firstErr != nil {
 		return firstErr
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cfg := static.NewLayer(img.RawConfig, ggcrtypes.DockerConfigJSON)
-	if err := remote.WriteLayer(p.repo, cfg, p.opts...); err != nil {
-		return fmt.Errorf("push image config: %w", err)
+	if cfgErr != nil {
+		return fmt.Errorf("push image config: %w", cfgErr)
 	}
 	m := schema2{SchemaVersion: 2, MediaType: string(ggcrtypes.DockerManifestSchema2),
 		Config: schema2Desc{MediaType: string(ggcrtypes.DockerConfigJSON), Size: int64(len(img.RawConfig)), Digest: img.ID},
