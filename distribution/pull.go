@@ -327,19 +327,32 @@ func (s *Service) pullOne(ctx context.Context, named reference.Named, plat ocisp
 		s.store.ReleaseLayers(held)
 	}()
 	first := 0
-	for first < len(chains) && s.store.AcquireLayer(chains[first]) {
-		held = append(held, chains[first])
-		first++
-	}
-	for i := 0; i < first; i++ {
-		progress.Update(pout, layerID(m.Layers[i]), "Already exists")
-	}
-	if first < len(chains) {
+	for attempt := 0; ; attempt++ {
+		first = 0
+		for first < len(chains) && s.store.AcquireLayer(chains[first]) {
+			held = append(held, chains[first])
+			first++
+		}
+		for i := 0; i < first; i++ {
+			progress.Update(pout, layerID(m.Layers[i]), "Already exists")
+		}
+		if first == len(chains) {
+			break
+		}
 		newHeld, err := s.fetchLayers(ctx, r, m, diffIDs, first, chains, pout)
 		held = append(held, newHeld...)
+		if errors.Is(err, errLayerRace) && attempt < 3 {
+			// Another pull registered a layer this one had extracted
+			// too: start again from what the store has now.
+			slog.Info("pull: another pull registered the same layer first; resuming from the store's layers", "ref", refString(named))
+			s.store.ReleaseLayers(held)
+			held = nil
+			continue
+		}
 		if err != nil {
 			return false, err
 		}
+		break
 	}
 
 	var tags []string
@@ -396,14 +409,183 @@ func (s *Service) fetchLayers(ctx context.Context, r *resolved, m *v1.Manifest, 
 		}
 		progress.Update(pout, layerID(l), "Pulling fs layer")
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if s.store.IndependentLayers() {
+		return s.fetchStreaming(ctx, cancel, r, m, diffIDs, first, chains, pout)
+	}
+	return s.fetchSpooled(ctx, cancel, r, m, diffIDs, first, chains, pout)
+}
+
+// fetchStreaming is fetchLayers where layers can be extracted at once
+// (overlay2): each layer is extracted as its blob streams in, verified
+// at its end, with no copy anywhere; the layers are committed in order
+// as they complete.
+func (s *Service) fetchStreaming(ctx context.Context, cancel context.CancelFunc, r *resolved, m *v1.Manifest, diffIDs []digest.Digest, first int, chains []digest.Digest, pout progress.Output) ([]digest.Digest, error) {
+	pend := make([]*image.PendingLayer, len(m.Layers))
+	// Whatever is not handed to the committer is discarded, top first.
+	defer func() {
+		for i := len(pend) - 1; i >= first; i-- {
+			if pend[i] != nil {
+				pend[i].Discard()
+			}
+		}
+	}()
+	parent := digest.Digest("")
+	if first > 0 {
+		parent = chains[first-1]
+	}
+	var below *image.PendingLayer
+	for i := first; i < len(m.Layers); i++ {
+		p, err := s.store.PrepareLayer(parent, below, diffIDs[i])
+		if err != nil {
+			return nil, fmt.Errorf("pull layer %s: %w", m.Layers[i].Digest, err)
+		}
+		pend[i], below = p, p
+	}
+	results := make([]chan error, len(m.Layers))
+	sem := make(chan struct{}, maxDownloads)
+	for i := first; i < len(m.Layers); i++ {
+		results[i] = make(chan error, 1)
+		go func(i int) {
+			results[i] <- s.downloadExtract(ctx, r, m.Layers[i], pend[i], sem, pout)
+		}(i)
+	}
+	c := s.startCommitter(m, cancel, pout)
+	var err error
+	for i := first; i < len(m.Layers); i++ {
+		if err = <-results[i]; err != nil {
+			err = fmt.Errorf("pull layer %s: %w", m.Layers[i].Digest, err)
+			cancel()
+			for j := i + 1; j < len(m.Layers); j++ {
+				<-results[j]
+			}
+			break
+		}
+		c.add(i, pend[i])
+		pend[i] = nil
+	}
+	held, cerr := c.finish()
+	if cerr != nil {
+		return held, cerr
+	}
+	return held, err
+}
+
+// downloadExtract streams one blob into the extraction of its layer.
+// go-containerregistry checks the blob's size and digest as it ends, so
+// the blob is read to its end even when the tar ended before, and when
+// the extraction fails, to tell a corrupted blob (its digest) from bad
+// content.
+func (s *Service) downloadExtract(ctx context.Context, r *resolved, desc v1.Descriptor, p *image.PendingLayer, sem chan struct{}, pout progress.Output) error {
+	id := layerID(desc)
+	if err := acquire(ctx, sem, pout, id); err != nil {
+		return err
+	}
+	defer func() { <-sem }()
+	l, err := r.img.LayerByDigest(desc.Digest)
+	if err != nil {
+		return err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return err
+	}
+	pr := progress.NewProgressReader(rc, pout, desc.Size, id, "Downloading")
+	defer pr.Close()
+	err = p.Extract(ctx, pr)
+	if err == nil {
+		_, err = io.Copy(io.Discard, pr)
+	} else if ctx.Err() == nil {
+		if _, derr := io.Copy(io.Discard, rc); derr != nil {
+			err = derr
+		}
+	}
+	if err != nil {
+		return downloadError(desc, err)
+	}
+	progress.Update(pout, id, "Verifying Checksum")
+	progress.Update(pout, id, "Download complete")
+	return nil
+}
+
+func downloadError(desc v1.Descriptor, err error) error {
+	if strings.Contains(err.Error(), "error verifying") {
+		// go-containerregistry's size or digest check at the end.
+		return fmt.Errorf("filesystem layer verification failed for digest %s: %w", desc.Digest, err)
+	}
+	return err
+}
+
+// acquire takes a download slot, saying "Waiting" if none is free.
+func acquire(ctx context.Context, sem chan struct{}, pout progress.Output, id string) error {
+	select {
+	case sem <- struct{}{}:
+		return nil
+	default:
+	}
+	progress.Update(pout, id, "Waiting")
+	select {
+	case sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// committer commits extracted layers in order, in a goroutine of its
+// own, so a layer is flushed to disk while the next one is extracted.
+// What is extracted is committed even if the pull fails later: a client
+// gone keeps it for its next attempt.
+type committer struct {
+	ch   chan committed
+	done chan struct{}
+	held []digest.Digest
+	err  error
+}
+
+type committed struct {
+	i int
+	p *image.PendingLayer
+}
+
+func (s *Service) startCommitter(m *v1.Manifest, cancel context.CancelFunc, pout progress.Output) *committer {
+	c := &committer{ch: make(chan committed, len(m.Layers)), done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		for x := range c.ch {
+			if c.err == nil {
+				c.err = s.commitPulled(x.p, m.Layers[x.i], x.i == len(m.Layers)-1, &c.held, pout)
+				if c.err != nil {
+					cancel()
+				}
+			}
+			x.p.Discard()
+		}
+	}()
+	return c
+}
+
+// add hands layer i to the committer (which discards it once done).
+func (c *committer) add(i int, p *image.PendingLayer) { c.ch <- committed{i, p} }
+
+// finish waits for every commit and returns the chain IDs held.
+func (c *committer) finish() ([]digest.Digest, error) {
+	close(c.ch)
+	<-c.done
+	return c.held, c.err
+}
+
+// fetchSpooled is fetchLayers where a layer is extracted on a copy of
+// the one below it (vfs): downloads run ahead in parallel into spools
+// and layers are extracted one after the other as they stream in.
+func (s *Service) fetchSpooled(ctx context.Context, cancel context.CancelFunc, r *resolved, m *v1.Manifest, diffIDs []digest.Digest, first int, chains []digest.Digest, pout progress.Output) ([]digest.Digest, error) {
 	dir, err := s.store.TempDir("pull-")
 	if err != nil {
 		return nil, fmt.Errorf("pull: %w", err)
 	}
 	defer os.RemoveAll(dir)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	spools := make([]*spool, len(m.Layers))
 	for i := first; i < len(m.Layers); i++ {
 		sp, err := newSpool(dir)
@@ -427,33 +609,58 @@ func (s *Service) fetchLayers(ctx context.Context, r *resolved, m *v1.Manifest, 
 		}(i)
 	}
 
-	var held []digest.Digest
-	parent := digest.Digest("")
-	if first > 0 {
-		parent = chains[first-1]
-	}
-	for i := first; i < len(m.Layers); i++ {
-		id := layerID(m.Layers[i])
-		pr := progress.NewProgressReader(io.NopCloser(spools[i].reader()), pout, m.Layers[i].Size, id, "Extracting")
-		chain, err := s.store.ApplyLayer(ctx, parent, diffIDs[i], pr)
-		pr.Close()
-		if err != nil {
-			// The download's own error says more than the extraction's.
-			cancel()
-			if derr := spools[i].wait(); derr != nil && !errors.Is(derr, context.Canceled) {
-				err = derr
+	c := s.startCommitter(m, cancel, pout)
+	extractErr := func() error {
+		var below *image.PendingLayer
+		parent := digest.Digest("")
+		if first > 0 {
+			parent = chains[first-1]
+		}
+		for i := first; i < len(m.Layers); i++ {
+			id := layerID(m.Layers[i])
+			pr := progress.NewProgressReader(io.NopCloser(spools[i].reader()), pout, m.Layers[i].Size, id, "Extracting")
+			p, err := s.store.ExtractLayer(ctx, parent, below, diffIDs[i], pr)
+			pr.Close()
+			if err != nil {
+				// The download's own error says more than the extraction's.
+				cancel()
+				if derr := spools[i].wait(); derr != nil && !errors.Is(derr, context.Canceled) {
+					err = derr
+				}
+				return fmt.Errorf("pull layer %s: %w", m.Layers[i].Digest, err)
 			}
-			return held, fmt.Errorf("pull layer %s: %w", m.Layers[i].Digest, err)
+			// Read whole, so downloaded whole: its file goes now, before
+			// a commit's flush would write it to disk for nothing.
+			spools[i].close()
+			c.add(i, p)
+			below = p
 		}
-		held = append(held, chain)
-		if chain != chains[i] {
-			return held, fmt.Errorf("pull layer %s: chain ID %s, want %s", m.Layers[i].Digest, chain, chains[i])
-		}
-		parent = chain
-		progress.Update(pout, id, "Pull complete")
-		crashpoint.Hit("pull-after-layer")
+		return nil
+	}()
+	held, cerr := c.finish()
+	if cerr != nil {
+		return held, cerr
 	}
-	return held, nil
+	return held, extractErr
+}
+
+// errLayerRace is a pulled layer another pull committed first, with a
+// layer of this pull extracted on top of this pull's copy (which goes).
+var errLayerRace = errors.New("a layer was registered by another pull meanwhile")
+
+// commitPulled commits one extracted layer, adding its chain ID to held.
+func (s *Service) commitPulled(p *image.PendingLayer, desc v1.Descriptor, last bool, held *[]digest.Digest, pout progress.Output) error {
+	chain, err := s.store.CommitLayer(p)
+	if err != nil {
+		return fmt.Errorf("pull layer %s: %w", desc.Digest, err)
+	}
+	*held = append(*held, chain)
+	if !p.Registered() && !last {
+		return errLayerRace
+	}
+	progress.Update(pout, layerID(desc), "Pull complete")
+	crashpoint.Hit("pull-after-layer")
+	return nil
 }
 
 // download copies one blob into its spool; go-containerregistry checks
@@ -461,15 +668,8 @@ func (s *Service) fetchLayers(ctx context.Context, r *resolved, m *v1.Manifest, 
 // corrupted blob gives.
 func (s *Service) download(ctx context.Context, r *resolved, desc v1.Descriptor, sp *spool, sem chan struct{}, pout progress.Output) error {
 	id := layerID(desc)
-	select {
-	case sem <- struct{}{}:
-	default:
-		progress.Update(pout, id, "Waiting")
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := acquire(ctx, sem, pout, id); err != nil {
+		return err
 	}
 	defer func() { <-sem }()
 	l, err := r.img.LayerByDigest(desc.Digest)
@@ -485,8 +685,7 @@ func (s *Service) download(ctx context.Context, r *resolved, desc v1.Descriptor,
 	pr.Close()
 	if err != nil {
 		if strings.Contains(err.Error(), "error verifying") {
-			// go-containerregistry's size or digest check at the end.
-			return fmt.Errorf("filesystem layer verification failed for digest %s: %w", desc.Digest, err)
+			return downloadError(desc, err)
 		}
 		return fmt.Errorf("download %s: %w", desc.Digest, err)
 	}

@@ -1,15 +1,18 @@
 package distribution
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
-	"os"
+	"net/http"
+	"net/url"
 	"sort"
 	"sync"
 
@@ -19,10 +22,13 @@ import (
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/pkg/progress"
 	"github.com/docker/docker/pkg/stringid"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/stream"
 	ggcrtypes "github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/compress/gzip"
 	"github.com/opencontainers/go-digest"
@@ -35,6 +41,14 @@ import (
 // maxUploads is how many layers upload at once (Docker's
 // max-concurrent-uploads default).
 const maxUploads = 5
+
+// How many blobs known to hold a layer a push asks the registry about
+// (HEAD in the repository pushed to), and how many other repositories
+// of the registry it tries to mount one from, before it uploads.
+const (
+	maxExistenceChecks = 5
+	maxMountAttempts   = 3
+)
 
 // PushOptions is a decoded POST /images/{name}/push.
 type PushOptions struct {
@@ -92,7 +106,18 @@ func (s *Service) Push(ctx context.Context, o PushOptions, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	p := &pusher{s: s, named: named, repo: repo, opts: s.remoteOptions(ctx, ep, o.Auth), pout: pout}
+	auth, rt := authenticator(o.Auth, ep), s.transportFor(ep.host)
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth),
+		remote.WithTransport(rt), remote.WithUserAgent(userAgent)}
+	// One pusher for the whole push: the registry is pinged and a token
+	// fetched once per repository, not per request.
+	rpush, err := remote.NewPusher(opts...)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, remote.Reuse(rpush))
+	p := &pusher{s: s, named: named, repo: repo, opts: opts, pout: pout}
+	p.heads = &blobChecker{ctx: ctx, reg: repo.Registry, auth: auth, rt: rt, scopes: p.lookupScopes(imgs)}
 	for i, t := range tags {
 		if err := p.pushTag(ctx, t, imgs[i]); err != nil {
 			return pushError(err)
@@ -110,6 +135,70 @@ type pusher struct {
 	repo  name.Repository
 	opts  []remote.Option
 	pout  progress.Output
+	heads *blobChecker
+}
+
+// lookupScopes are the token scopes of every repository the push may
+// ask about a blob: its own, and those the blobs of its layers were seen
+// in on the same registry.
+func (p *pusher) lookupScopes(imgs []*image.Image) []string {
+	scopes := []string{p.repo.Scope(transport.PushScope)}
+	seen := map[string]bool{p.named.Name(): true}
+	for _, img := range imgs {
+		for _, diffID := range img.Layers {
+			for _, ref := range p.s.store.BlobRefs(diffID) {
+				named, err := reference.ParseNormalizedNamed(ref.Repo)
+				if err != nil || seen[ref.Repo] || reference.Domain(named) != reference.Domain(p.named) {
+					continue
+				}
+				seen[ref.Repo] = true
+				scopes = append(scopes, p.repo.Registry.Repo(reference.Path(named)).Scope(transport.PullScope))
+			}
+		}
+	}
+	return scopes
+}
+
+// blobChecker asks whether repositories of the registry have a blob
+// (HEAD), all through one transport: one ping and one token for every
+// repository the push looks in, where go-containerregistry's readers
+// would each ping and authenticate for their own repository.
+type blobChecker struct {
+	ctx    context.Context
+	reg    name.Registry
+	auth   authn.Authenticator
+	rt     http.RoundTripper
+	scopes []string
+
+	once   sync.Once
+	client *http.Client
+	err    error
+}
+
+func (b *blobChecker) exists(repo name.Repository, d digest.Digest) (int64, bool) {
+	b.once.Do(func() {
+		var rt http.RoundTripper
+		rt, b.err = transport.NewWithContext(b.ctx, b.reg, b.auth, b.rt, b.scopes)
+		b.client = &http.Client{Transport: transport.NewUserAgent(rt, userAgent)}
+	})
+	if b.err != nil {
+		slog.Debug("push: cannot ask the registry about blobs; uploading", "err", b.err)
+		return 0, false
+	}
+	u := url.URL{Scheme: repo.Scheme(), Host: repo.RegistryStr(), Path: "/v2/" + repo.RepositoryStr() + "/blobs/" + d.String()}
+	req, err := http.NewRequestWithContext(b.ctx, http.MethodHead, u.String(), nil)
+	if err != nil {
+		return 0, false
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
+		return 0, false
+	}
+	return resp.ContentLength, true
 }
 
 // schema2 is Docker's image manifest, written as Docker writes it.
@@ -139,13 +228,15 @@ func (p *pusher) pushTag(ctx context.Context, tag string, img *image.Image) erro
 	for _, d := range img.Layers {
 		progress.Update(p.pout, stringid.TruncateID(d.String()), "Preparing")
 	}
-	dir, err := p.s.store.TempDir("push-")
-	if err != nil {
-		return fmt.Errorf("push: %w", err)
-	}
-	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The config goes up beside the layers: only the manifest needs
+	// them all.
+	cfgDone := make(chan error, 1)
+	go func() {
+		cfg := static.NewLayer(img.RawConfig, ggcrtypes.DockerConfigJSON)
+		cfgDone <- remote.WriteLayer(p.repo, cfg, p.opts...)
+	}()
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -168,7 +259,7 @@ func (p *pusher) pushTag(ctx context.Context, tag string, img *image.Image) erro
 				}
 			}
 			defer func() { <-sem }()
-			d, err := p.pushLayer(ctx, dir, img, i)
+			d, err := p.pushLayer(ctx, img, i)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -182,15 +273,15 @@ func (p *pusher) pushTag(ctx context.Context, tag string, img *image.Image) erro
 		}(i)
 	}
 	wg.Wait()
+	cfgErr := <-cfgDone
 	if firstErr != nil {
 		return firstErr
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cfg := static.NewLayer(img.RawConfig, ggcrtypes.DockerConfigJSON)
-	if err := remote.WriteLayer(p.repo, cfg, p.opts...); err != nil {
-		return fmt.Errorf("push image config: %w", err)
+	if cfgErr != nil {
+		return fmt.Errorf("push image config: %w", cfgErr)
 	}
 	m := schema2{SchemaVersion: 2, MediaType: string(ggcrtypes.DockerManifestSchema2),
 		Config: schema2Desc{MediaType: string(ggcrtypes.DockerConfigJSON), Size: int64(len(img.RawConfig)), Digest: img.ID},
@@ -217,11 +308,24 @@ var reusable = map[string]bool{string(ggcrtypes.DockerLayer): true, string(ggcrt
 // pushLayer makes layer i of img present in the repository: already
 // there, mounted from another repository of the registry that has a blob
 // known to hold it, or compressed and uploaded.
-func (p *pusher) pushLayer(ctx context.Context, dir string, img *image.Image, i int) (schema2Desc, error) {
+func (p *pusher) pushLayer(ctx context.Context, img *image.Image, i int) (schema2Desc, error) {
 	diffID := img.Layers[i]
 	id := stringid.TruncateID(diffID.String())
 	canon := p.named.Name()
+	// Each blob known to hold the layer is asked for once in this
+	// repository (the same digest is usually remembered from several),
+	// and at most a few are: they are guesses, each a round trip before
+	// the upload can start (Docker's limits: 5 checks, 3 mounts).
 	var others []image.BlobRef
+	checked := map[digest.Digest]bool{}
+	exists := func(d digest.Digest) (schema2Desc, bool) {
+		if checked[d] || len(checked) >= maxExistenceChecks {
+			return schema2Desc{}, false
+		}
+		checked[d] = true
+		size, ok := p.blobExists(p.repo, d)
+		return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: d}, ok
+	}
 	for _, ref := range p.s.store.BlobRefs(diffID) {
 		named, err := reference.ParseNormalizedNamed(ref.Repo)
 		if err != nil || reference.Domain(named) != reference.Domain(p.named) || !reusable[ref.MediaType] {
@@ -231,18 +335,23 @@ func (p *pusher) pushLayer(ctx context.Context, dir string, img *image.Image, i 
 			others = append(others, ref)
 			continue
 		}
-		if size, ok := p.blobExists(p.repo, ref.Digest); ok {
+		if d, ok := exists(ref.Digest); ok {
 			progress.Update(p.pout, id, "Layer already exists")
-			return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: ref.Digest}, nil
+			return d, nil
 		}
 	}
+	mounts := 0
 	for _, ref := range others {
+		if d, ok := exists(ref.Digest); ok {
+			progress.Update(p.pout, id, "Layer already exists")
+			return d, nil
+		}
+		if mounts >= maxMountAttempts {
+			continue
+		}
+		mounts++
 		named, _ := reference.ParseNormalizedNamed(ref.Repo)
 		src := p.repo.Registry.Repo(reference.Path(named))
-		if size, ok := p.blobExists(p.repo, ref.Digest); ok {
-			progress.Update(p.pout, id, "Layer already exists")
-			return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: ref.Digest}, nil
-		}
 		size, ok := p.blobExists(src, ref.Digest)
 		if !ok {
 			continue
@@ -257,19 +366,18 @@ func (p *pusher) pushLayer(ctx context.Context, dir string, img *image.Image, i 
 		return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: ref.Digest}, nil
 	}
 
-	blob, err := p.compress(dir, img, i)
-	if err != nil {
-		return schema2Desc{}, err
-	}
-	defer os.Remove(blob.path)
-	blob.pout, blob.id = p.pout, id
+	blob := &streamedBlob{store: p.s.store, layers: img.Layers, i: i, pout: p.pout, id: id}
 	if err := remote.WriteLayer(p.repo, blob, p.opts...); err != nil {
 		return schema2Desc{}, fmt.Errorf("push layer %s: %w", diffID, err)
 	}
+	dgst, size, err := blob.result()
+	if err != nil {
+		return schema2Desc{}, fmt.Errorf("push layer %s: %w", diffID, err)
+	}
 	progress.Update(p.pout, id, "Pushed")
-	p.remember(diffID, blob.digest)
+	p.remember(diffID, dgst)
 	crashpoint.Hit("push-after-layer")
-	return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: blob.size, Digest: blob.digest}, nil
+	return schema2Desc{MediaType: string(ggcrtypes.DockerLayer), Size: size, Digest: dgst}, nil
 }
 
 func (p *pusher) remember(diffID, blob digest.Digest) {
@@ -280,85 +388,140 @@ func (p *pusher) remember(diffID, blob digest.Digest) {
 
 // blobExists asks the registry (HEAD) whether repo has the blob.
 func (p *pusher) blobExists(repo name.Repository, d digest.Digest) (int64, bool) {
-	l, err := remote.Layer(repo.Digest(d.String()), p.opts...)
-	if err != nil {
-		return 0, false
-	}
-	size, err := l.Size()
-	if err != nil || size < 0 {
-		return 0, false
-	}
-	return size, true
+	return p.heads.exists(repo, d)
 }
 
-// compress writes layer i as a gzip blob in dir, hashing it on the way.
-// The same layer always compresses to the same bytes, so a blob pushed
-// once is found again by its digest.
-func (p *pusher) compress(dir string, img *image.Image, i int) (*fileBlob, error) {
-	rc, _, err := p.s.store.OpenLayer(img.Layers, i)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	f, err := os.CreateTemp(dir, "blob-")
-	if err != nil {
-		return nil, fmt.Errorf("push: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(f, h)}
-	gz, err := gzip.NewWriterLevel(cw, gzip.DefaultCompression)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := io.Copy(gz, rc); err != nil {
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("push: compress layer %s: %w", img.Layers[i], err)
-	}
-	if err := gz.Close(); err != nil {
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return &fileBlob{path: f.Name(), diffID: img.Layers[i], size: cw.n,
-		digest: digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(h.Sum(nil)))}, nil
+// streamedBlob is layer i of an image, compressed while it uploads: its
+// digest and size are known only once the upload has read it all, so
+// go-containerregistry sends it as a streamed upload (POST, PATCH with
+// the body, PUT naming the digest at the end) and no copy of the blob
+// is ever written to disk. The same layer always compresses to the same
+// bytes (same tar, same compressor, same level), so a blob pushed once
+// is found again by its digest; the digest is remembered after the push
+// (AddBlobRef) so the next push of the layer asks the registry for it
+// before compressing anything.
+type streamedBlob struct {
+	store  *image.Store
+	layers []digest.Digest
+	i      int
+	pout   progress.Output
+	id     string
+
+	mu     sync.Mutex
+	digest digest.Digest // set once a reader reached its end
+	size   int64
 }
 
-type countingWriter struct {
-	w io.Writer
-	n int64
+func (b *streamedBlob) Digest() (v1.Hash, error) {
+	d, _, err := b.result()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	return v1.NewHash(d.String())
 }
 
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
+func (b *streamedBlob) Size() (int64, error) {
+	_, n, err := b.result()
 	return n, err
 }
 
-// fileBlob is a compressed layer in a file, uploaded with progress.
-type fileBlob struct {
-	path           string
-	digest, diffID digest.Digest
-	size           int64
-	pout           progress.Output
-	id             string
+// result is the blob's digest and size once a reader has read it all;
+// before, stream.ErrNotComputed is what tells go-containerregistry to
+// stream the upload.
+func (b *streamedBlob) result() (digest.Digest, int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.digest == "" {
+		return "", 0, stream.ErrNotComputed
+	}
+	return b.digest, b.size, nil
 }
 
-func (b *fileBlob) Digest() (v1.Hash, error) { return v1.NewHash(b.digest.String()) }
-func (b *fileBlob) DiffID() (v1.Hash, error) { return v1.NewHash(b.diffID.String()) }
-func (b *fileBlob) Size() (int64, error)     { return b.size, nil }
-func (b *fileBlob) MediaType() (ggcrtypes.MediaType, error) {
+func (b *streamedBlob) DiffID() (v1.Hash, error) { return v1.NewHash(b.layers[b.i].String()) }
+func (b *streamedBlob) MediaType() (ggcrtypes.MediaType, error) {
 	return ggcrtypes.DockerLayer, nil
 }
-func (b *fileBlob) Compressed() (io.ReadCloser, error) {
-	f, err := os.Open(b.path)
+
+// Compressed starts compressing the layer from its beginning; a retried
+// upload calls it again and gets the same bytes.
+func (b *streamedBlob) Compressed() (io.ReadCloser, error) {
+	rc, tarSize, err := b.store.OpenLayer(b.layers, b.i)
 	if err != nil {
 		return nil, err
 	}
-	return progress.NewProgressReader(f, b.pout, b.size, b.id, "Pushing"), nil
+	// Progress counts the uncompressed tar, whose size is known upfront
+	// (the compressed size is not), as Docker's push does.
+	src := progress.NewProgressReader(rc, b.pout, tarSize, b.id, "Pushing")
+	r := &gzipReader{src: src, rc: rc, b: b, h: sha256.New(), in: make([]byte, 128<<10)}
+	r.gz, err = gzip.NewWriterLevel(&r.out, gzip.DefaultCompression)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	return r, nil
 }
-func (b *fileBlob) Uncompressed() (io.ReadCloser, error) {
-	return nil, errors.New("uncompressed layer not available")
+
+func (b *streamedBlob) Uncompressed() (io.ReadCloser, error) {
+	rc, _, err := b.store.OpenLayer(b.layers, b.i)
+	return rc, err
 }
+
+// gzipReader compresses src as it is read, in the reader's goroutine:
+// each Read compresses more of src only when what was compressed before
+// has been handed out, so memory stays at one chunk and its output.
+type gzipReader struct {
+	src  io.Reader
+	rc   io.Closer // src's source, an io.Pipe: Close may come from another goroutine while Read runs
+	b    *streamedBlob
+	gz   *gzip.Writer
+	out  bytes.Buffer
+	in   []byte
+	h    hash.Hash
+	n    int64
+	eof  bool // src ended and gz is closed: out holds the last bytes
+	done bool
+	err  error
+}
+
+func (r *gzipReader) Read(p []byte) (int, error) {
+	for r.out.Len() == 0 && !r.eof && r.err == nil {
+		n, err := r.src.Read(r.in)
+		if n > 0 {
+			if _, werr := r.gz.Write(r.in[:n]); werr != nil {
+				r.err = werr
+				break
+			}
+		}
+		switch {
+		case err == io.EOF:
+			r.err = r.gz.Close()
+			r.eof = true
+		case err != nil:
+			// OpenLayer's own check (content no longer matching its
+			// diff ID) ends here: the upload fails, nothing is committed.
+			r.err = err
+		}
+	}
+	if r.out.Len() > 0 {
+		n, _ := r.out.Read(p)
+		r.h.Write(p[:n])
+		r.n += int64(n)
+		return n, nil
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	if !r.done {
+		r.done = true
+		r.b.mu.Lock()
+		r.b.digest = digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(r.h.Sum(nil)))
+		r.b.size = r.n
+		r.b.mu.Unlock()
+	}
+	return 0, io.EOF
+}
+
+func (r *gzipReader) Close() error { return r.rc.Close() }
 
 // knownBlob is a blob the registry has elsewhere: it can be mounted, not
 // uploaded (its bytes are not kept here).

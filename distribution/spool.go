@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // spool carries one layer's blob from its download to its extraction.
@@ -72,9 +74,16 @@ func (s *spool) close() { s.f.Close() }
 func (s *spool) reader() io.Reader { return &spoolReader{s: s} }
 
 type spoolReader struct {
-	s   *spool
-	off int64
+	s       *spool
+	off     int64
+	punched int64 // bytes at the start given back to the filesystem
 }
+
+// punchEvery is how much read blob accumulates before the reader punches
+// it out of the file: the layer being extracted streams through its
+// spool, and what it has read is dropped from the page cache before
+// anything (a layer's commit flushing the filesystem) writes it to disk.
+const punchEvery = 4 << 20
 
 func (r *spoolReader) Read(p []byte) (int, error) {
 	s := r.s
@@ -95,6 +104,12 @@ func (r *spoolReader) Read(p []byte) (int, error) {
 	}
 	n, err := s.f.ReadAt(p, r.off)
 	r.off += int64(n)
+	if r.off-r.punched >= punchEvery {
+		// Best effort: a filesystem without hole punching keeps the bytes
+		// until the spool is closed.
+		_ = unix.Fallocate(int(s.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, r.punched, r.off-r.punched)
+		r.punched = r.off
+	}
 	if err == io.EOF && n > 0 {
 		err = nil
 	}

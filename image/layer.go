@@ -208,6 +208,50 @@ func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.
 		}
 		parentCache = p.CacheID
 	}
+	x, err := s.extractLayer(ctx, op, parent, parentCache, want, r)
+	if err != nil {
+		return nil, err
+	}
+	defer x.discard()
+	return s.commitLayer(x)
+}
+
+// extracted is a layer applied to its directory but not yet registered:
+// commitLayer makes it durable and registers it, discard removes it.
+type extracted struct {
+	s          *Store
+	op         string
+	parent     digest.Digest
+	chain      digest.Digest
+	diffID     digest.Digest
+	want       digest.Digest // the diff ID the content must have, if known upfront
+	cacheID    string
+	size       int64
+	tarSize    int64
+	rec        *os.File
+	gz         *gzip.Writer
+	registered bool // by commitLayer: the layer is the store's now
+	removed    bool
+}
+
+// extractLayer is createLayer's first half: the tar applied on top of
+// the layer directory parentCache (parent's, which need not be registered
+// yet, only complete).
+func (s *Store) extractLayer(ctx context.Context, op string, parent digest.Digest, parentCache string, want digest.Digest, r io.Reader) (*extracted, error) {
+	x, err := s.prepareLayer(op, parent, parentCache)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.apply(ctx, want, r); err != nil {
+		x.discard()
+		return nil, err
+	}
+	return x, nil
+}
+
+// prepareLayer makes the directory of a layer on top of the layer
+// directory parentCache, and its record file.
+func (s *Store) prepareLayer(op string, parent digest.Digest, parentCache string) (*extracted, error) {
 	// Below the reserve already: refuse before making anything.
 	if err := s.checkSpace(s.layerDir(), 0); err != nil {
 		return nil, err
@@ -219,27 +263,27 @@ func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.
 	if err := s.driver.Create(cacheID, parentCache); err != nil {
 		return nil, fmt.Errorf("create layer: %w", err)
 	}
-	keep := false
-	defer func() {
-		if !keep {
-			if err := s.driver.Remove(cacheID); err != nil {
-				slog.Error("image store: discard layer", "cache", cacheID, "err", err)
-			}
-		}
-	}()
-	rec, err := os.CreateTemp(s.layerDir(), ".record-*")
+	x := &extracted{s: s, op: op, parent: parent, cacheID: cacheID}
+	// The record waits in the scratch space (same filesystem, renamed
+	// into layerdb by the commit): what a crash leaves there is wiped at
+	// start, and a pull in progress shows there until it has ended.
+	x.rec, err = os.CreateTemp(s.tmpDir(), ".record-*")
 	if err != nil {
+		x.discard()
 		return nil, fmt.Errorf("create layer: %w", err)
 	}
-	defer func() {
-		rec.Close()
-		os.Remove(rec.Name()) // no-op once renamed into place
-	}()
-	gz := gzip.NewWriter(rec)
+	x.gz = gzip.NewWriter(x.rec)
+	return x, nil
+}
+
+// apply extracts the tar r into the layer's directory; the caller
+// discards the layer if it fails.
+func (x *extracted) apply(ctx context.Context, want digest.Digest, r io.Reader) error {
+	s, op, cacheID := x.s, x.op, x.cacheID
 	h := sha256.New()
 	var tarSize countWriter
 	size, err := archive.Apply(ctx, r, s.driver.Diff(cacheID), archive.ApplyOptions{
-		Whiteouts: s.driver.Whiteouts(), Digest: io.MultiWriter(h, &tarSize), Meta: gz,
+		Whiteouts: s.driver.Whiteouts(), Digest: io.MultiWriter(h, &tarSize), Meta: x.gz,
 		Check: func(written int64) error {
 			if written > 0 {
 				crashpoint.Hit(op + "-during-layer-extract")
@@ -247,53 +291,89 @@ func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.
 			return s.checkSpace(s.driver.Diff(cacheID), written)
 		}})
 	if err != nil {
-		return nil, fmt.Errorf("apply layer: %w", err)
+		return fmt.Errorf("apply layer: %w", err)
 	}
 	diffID := digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(h.Sum(nil)))
 	if want != "" && diffID != want {
-		return nil, errdefs.InvalidParameter(fmt.Errorf("layer digest mismatch: config says %s, content is %s", want, diffID))
+		return errdefs.InvalidParameter(fmt.Errorf("layer digest mismatch: config says %s, content is %s", want, diffID))
 	}
 	crashpoint.Hit(op + "-after-layer-extract")
-	chain := nextChain(parent, diffID)
+	x.diffID, x.chain = diffID, nextChain(x.parent, diffID)
+	x.size, x.tarSize = size, tarSize.n
+	return nil
+}
 
-	if s.acquireLayer(chain) {
+// independentLayers reports whether a layer's directory is independent
+// of its parent's content (overlay2: each holds only its own changes, so
+// layers of one image can be extracted at once), or starts as a copy of
+// it (vfs: the parent must be complete first).
+func (s *Store) independentLayers() bool { return s.driver.Whiteouts() != archive.WhiteoutDelete }
+
+// discard removes what extractLayer made, unless it was registered: the
+// directory first, the record file (in the scratch space) last.
+func (x *extracted) discard() {
+	if !x.registered && !x.removed {
+		// cacheID is left as it is: a pull reads it (the parent of the
+		// layer it extracts next) while another goroutine commits or
+		// discards.
+		x.removed = true
+		if err := x.s.driver.Remove(x.cacheID); err != nil {
+			slog.Error("image store: discard layer", "cache", x.cacheID, "err", err)
+		}
+	}
+	if x.rec != nil {
+		x.rec.Close()
+		os.Remove(x.rec.Name()) // no-op once renamed into place
+		x.rec = nil
+	}
+}
+
+// commitLayer is createLayer's second half: the layer's content and
+// record are flushed to disk, then its metadata written and the layer
+// registered (its parent must be by now), the caller receiving a
+// reference. The caller still calls discard, which then only closes.
+func (s *Store) commitLayer(x *extracted) (*layer, error) {
+	if s.acquireLayer(x.chain) {
 		// Someone registered the same layer meanwhile; use theirs.
 		s.mu.Lock()
-		l := s.layers[chain]
+		l := s.layers[x.chain]
 		s.mu.Unlock()
 		return l, nil
 	}
-	if err := gz.Close(); err != nil {
+	if err := x.gz.Close(); err != nil {
 		return nil, fmt.Errorf("create layer: %w", err)
 	}
-	if err := rec.Sync(); err != nil {
+	if err := x.rec.Sync(); err != nil {
 		return nil, fmt.Errorf("create layer: %w", err)
 	}
-	if err := syncfs(s.driver.Diff(cacheID)); err != nil {
+	if err := syncfs(s.driver.Diff(x.cacheID)); err != nil {
 		return nil, err
 	}
-	l := &layer{ChainID: chain, DiffID: diffID, Parent: parent, Size: size, TarSize: tarSize.n, CacheID: cacheID}
+	l := &layer{ChainID: x.chain, DiffID: x.diffID, Parent: x.parent, Size: x.size, TarSize: x.tarSize, CacheID: x.cacheID}
 	meta, err := json.Marshal(l)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if existing := s.layers[chain]; existing != nil {
+	if existing := s.layers[x.chain]; existing != nil {
 		existing.refs++
 		return existing, nil
 	}
-	if err := os.Rename(rec.Name(), s.layerRecord(chain)); err != nil {
+	if x.parent != "" && s.layers[x.parent] == nil {
+		return nil, errdefs.NotFound(fmt.Errorf("parent layer %s not found", x.parent))
+	}
+	if err := os.Rename(x.rec.Name(), s.layerRecord(x.chain)); err != nil {
 		return nil, fmt.Errorf("create layer: %w", err)
 	}
-	crashpoint.Hit(op + "-before-layer-metadata")
-	if err := atomicfile.Write(s.layerMeta(chain), meta, 0o600); err != nil {
-		os.Remove(s.layerRecord(chain))
+	crashpoint.Hit(x.op + "-before-layer-metadata")
+	if err := atomicfile.Write(s.layerMeta(x.chain), meta, 0o600); err != nil {
+		os.Remove(s.layerRecord(x.chain))
 		return nil, fmt.Errorf("create layer: %w", err)
 	}
 	l.refs = 1
-	s.layers[chain] = l
-	keep = true
+	s.layers[x.chain] = l
+	x.registered = true
 	return l, nil
 }
 

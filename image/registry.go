@@ -235,7 +235,94 @@ func (s *Store) ReleaseLayersKeepPulled(chains []digest.Digest) {
 // diffID is refused and leaves nothing behind; an error from r (a blob
 // that failed its digest check) does too. It returns the chain ID.
 func (s *Store) ApplyLayer(ctx context.Context, parent, diffID digest.Digest, r io.Reader) (digest.Digest, error) {
-	l, err := s.createLayer(ctx, "pull", parent, diffID, r)
+	p, err := s.ExtractLayer(ctx, parent, nil, diffID, r)
+	if err != nil {
+		return "", err
+	}
+	defer p.Discard()
+	return s.CommitLayer(p)
+}
+
+// PendingLayer is a pulled layer extracted to its directory but not yet
+// registered. A pull extracts the next layer on top of it while it is
+// made durable (CommitLayer), so flushing one layer to disk overlaps
+// extracting the next instead of stalling it.
+type PendingLayer struct{ x *extracted }
+
+// ChainID is the layer's chain ID.
+func (p *PendingLayer) ChainID() digest.Digest { return p.x.chain }
+
+// Discard removes the layer unless CommitLayer registered it.
+func (p *PendingLayer) Discard() { p.x.discard() }
+
+// Registered reports whether CommitLayer registered this very layer;
+// false after a successful CommitLayer means the store had the same
+// layer already (another pull's, committed first): the reference taken
+// is on that one, and a layer extracted on top of this one is on a
+// directory Discard removes.
+func (p *PendingLayer) Registered() bool { return p.x.registered }
+
+// ExtractLayer is ApplyLayer's first half: the layer tar r extracted on
+// top of below, a pending layer not yet committed (nil if the parent is
+// registered), or else of parent, a chain ID the caller holds (or "").
+// Content that does not hash to diffID, or an error from r, leaves
+// nothing behind.
+func (s *Store) ExtractLayer(ctx context.Context, parent digest.Digest, below *PendingLayer, diffID digest.Digest, r io.Reader) (*PendingLayer, error) {
+	p, err := s.PrepareLayer(parent, below, diffID)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Extract(ctx, r); err != nil {
+		p.Discard()
+		return nil, err
+	}
+	return p, nil
+}
+
+// PrepareLayer makes the (empty) pending layer diffID on top of below or
+// parent, as for ExtractLayer, for Extract to fill.
+func (s *Store) PrepareLayer(parent digest.Digest, below *PendingLayer, diffID digest.Digest) (*PendingLayer, error) {
+	parentCache := ""
+	switch {
+	case below != nil:
+		parent, parentCache = below.x.chain, below.x.cacheID
+	case parent != "":
+		s.mu.Lock()
+		p := s.layers[parent]
+		s.mu.Unlock()
+		if p == nil {
+			return nil, errdefs.NotFound(fmt.Errorf("parent layer %s not found", parent))
+		}
+		parentCache = p.CacheID
+	}
+	x, err := s.prepareLayer("pull", parent, parentCache)
+	if err != nil {
+		return nil, err
+	}
+	// The chain ID the layer will have if its content is right (Extract
+	// refuses it otherwise): what a layer prepared on top of it needs.
+	x.want, x.chain = diffID, nextChain(parent, diffID)
+	return &PendingLayer{x: x}, nil
+}
+
+// Extract applies the layer tar r (compressed or not) to a prepared
+// layer; on an error the caller discards it. Layers of one image can be
+// extracted at once, in any order, where IndependentLayers says so;
+// otherwise a layer is extracted only once the one below it is.
+func (p *PendingLayer) Extract(ctx context.Context, r io.Reader) error {
+	return p.x.apply(ctx, p.x.want, r)
+}
+
+// IndependentLayers reports whether the layers of an image can be
+// extracted at once (the storage driver keeps each layer's own changes
+// apart) rather than each after the one below it.
+func (s *Store) IndependentLayers() bool { return s.independentLayers() }
+
+// CommitLayer is ApplyLayer's second half: the layer flushed to disk and
+// registered (its parent must be registered first), the caller receiving
+// a reference on it. It returns the chain ID.
+func (s *Store) CommitLayer(p *PendingLayer) (digest.Digest, error) {
+	l, err := s.commitLayer(p.x)
 	if err != nil {
 		return "", err
 	}
