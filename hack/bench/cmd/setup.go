@@ -46,7 +46,7 @@ func setup(ctx context.Context, o *options, es []*Engine) error {
 		if _, err := e.run(ctx, "import", "-c", `CMD ["sh"]`, o.busyboxTar, bb); err != nil {
 			return err
 		}
-		if o.systemdTar != "" && o.want("systemd") {
+		if o.systemdTar != "" && (o.want("systemd") || o.want("sdready")) {
 			if _, err := e.run(ctx, "import", "-c", `CMD ["/sbin/init"]`, o.systemdTar, sd); err != nil {
 				return err
 			}
