@@ -472,6 +472,26 @@ func (s *Service) fetchStreaming(ctx context.Context, cancel context.CancelFunc,
 	return held, err
 }
 
+// openBlob takes a download slot (sem) and opens the layer's blob: rc as
+// the registry serves it, pr the same with the progress bar. release
+// gives the slot back.
+func openBlob(ctx context.Context, r *resolved, desc v1.Descriptor, sem chan struct{}, pout progress.Output) (rc, pr io.ReadCloser, release func(), err error) {
+	id := layerID(desc)
+	if err := acquire(ctx, sem, pout, id); err != nil {
+		return nil, nil, nil, err
+	}
+	release = func() { <-sem }
+	l, err := r.img.LayerByDigest(desc.Digest)
+	if err == nil {
+		rc, err = l.Compressed()
+	}
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return rc, progress.NewProgressReader(rc, pout, desc.Size, id, "Downloading"), release, nil
+}
+
 // downloadExtract streams one blob into the extraction of its layer.
 // go-containerregistry checks the blob's size and digest as it ends, so
 // the blob is read to its end even when the tar ended before, and when
@@ -479,19 +499,11 @@ func (s *Service) fetchStreaming(ctx context.Context, cancel context.CancelFunc,
 // content.
 func (s *Service) downloadExtract(ctx context.Context, r *resolved, desc v1.Descriptor, p *image.PendingLayer, sem chan struct{}, pout progress.Output) error {
 	id := layerID(desc)
-	if err := acquire(ctx, sem, pout, id); err != nil {
-		return err
-	}
-	defer func() { <-sem }()
-	l, err := r.img.LayerByDigest(desc.Digest)
+	rc, pr, release, err := openBlob(ctx, r, desc, sem, pout)
 	if err != nil {
 		return err
 	}
-	rc, err := l.Compressed()
-	if err != nil {
-		return err
-	}
-	pr := progress.NewProgressReader(rc, pout, desc.Size, id, "Downloading")
+	defer release()
 	defer pr.Close()
 	err = p.Extract(ctx, pr)
 	if err == nil {
@@ -668,19 +680,11 @@ func (s *Service) commitPulled(p *image.PendingLayer, desc v1.Descriptor, last b
 // corrupted blob gives.
 func (s *Service) download(ctx context.Context, r *resolved, desc v1.Descriptor, sp *spool, sem chan struct{}, pout progress.Output) error {
 	id := layerID(desc)
-	if err := acquire(ctx, sem, pout, id); err != nil {
-		return err
-	}
-	defer func() { <-sem }()
-	l, err := r.img.LayerByDigest(desc.Digest)
+	_, pr, release, err := openBlob(ctx, r, desc, sem, pout)
 	if err != nil {
 		return err
 	}
-	rc, err := l.Compressed()
-	if err != nil {
-		return err
-	}
-	pr := progress.NewProgressReader(rc, pout, desc.Size, id, "Downloading")
+	defer release()
 	_, err = io.Copy(sp, pr)
 	pr.Close()
 	if err != nil {
