@@ -198,15 +198,9 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // every few megabytes. op ("load", "import") names the crash points on
 // the way.
 func (s *Store) createLayer(ctx context.Context, op string, parent, want digest.Digest, r io.Reader) (*layer, error) {
-	parentCache := ""
-	if parent != "" {
-		s.mu.Lock()
-		p := s.layers[parent]
-		s.mu.Unlock()
-		if p == nil {
-			return nil, errdefs.NotFound(fmt.Errorf("parent layer %s not found", parent))
-		}
-		parentCache = p.CacheID
+	parentCache, err := s.parentCacheID(parent)
+	if err != nil {
+		return nil, err
 	}
 	x, err := s.extractLayer(ctx, op, parent, parentCache, want, r)
 	if err != nil {
@@ -389,4 +383,19 @@ func syncfs(dir string) error {
 		return fmt.Errorf("sync layer: %w", err)
 	}
 	return nil
+}
+
+// parentCacheID is the cache ID (graph directory) of the layer parent,
+// "" for none; a parent the store does not have is NotFound.
+func (s *Store) parentCacheID(parent digest.Digest) (string, error) {
+	if parent == "" {
+		return "", nil
+	}
+	s.mu.Lock()
+	p := s.layers[parent]
+	s.mu.Unlock()
+	if p == nil {
+		return "", errdefs.NotFound(fmt.Errorf("parent layer %s not found", parent))
+	}
+	return p.CacheID, nil
 }

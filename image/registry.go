@@ -282,18 +282,14 @@ func (s *Store) ExtractLayer(ctx context.Context, parent digest.Digest, below *P
 // PrepareLayer makes the (empty) pending layer diffID on top of below or
 // parent, as for ExtractLayer, for Extract to fill.
 func (s *Store) PrepareLayer(parent digest.Digest, below *PendingLayer, diffID digest.Digest) (*PendingLayer, error) {
-	parentCache := ""
-	switch {
-	case below != nil:
+	var parentCache string
+	if below != nil {
 		parent, parentCache = below.x.chain, below.x.cacheID
-	case parent != "":
-		s.mu.Lock()
-		p := s.layers[parent]
-		s.mu.Unlock()
-		if p == nil {
-			return nil, errdefs.NotFound(fmt.Errorf("parent layer %s not found", parent))
+	} else {
+		var err error
+		if parentCache, err = s.parentCacheID(parent); err != nil {
+			return nil, err
 		}
-		parentCache = p.CacheID
 	}
 	x, err := s.prepareLayer("pull", parent, parentCache)
 	if err != nil {
