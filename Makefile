@@ -5,20 +5,30 @@ TAGS     := seccomp
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/sdengine/engine/daemon.GitCommit=$(COMMIT)
 
-.PHONY: all binaries bin/dockerd bin/docker bin/docker-shim test unit integration lint demo compat clean
+.PHONY: all binaries test unit integration lint demo compat clean
+
+# BIN is where the binaries go (hack/bench builds into a private one).
+BIN      ?= bin
 
 all: binaries
 
-binaries: bin/dockerd bin/docker bin/docker-shim
+binaries: $(BIN)/dockerd $(BIN)/docker $(BIN)/docker-shim
+.PHONY: $(BIN)/dockerd $(BIN)/docker $(BIN)/docker-shim
 
-bin/dockerd:
+$(BIN)/dockerd:
 	CGO_ENABLED=1 $(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $@ ./cmd/dockerd
 
-bin/docker-shim:
-	CGO_ENABLED=1 $(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $@ ./cmd/docker-shim
+# The shim is also libcontainer's init, started afresh for every container
+# and every exec: linked statically (libseccomp and libc included, Go's own
+# resolver and user lookup), it skips the dynamic loader and its
+# relocations each time (about 2 ms and 70 page faults per start here).
+$(BIN)/docker-shim:
+	CGO_ENABLED=1 $(GO) build -tags '$(TAGS) netgo osusergo' -ldflags "$(LDFLAGS) -linkmode external -extldflags '-static'" -o $@ ./cmd/docker-shim
 
-bin/docker:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $@ ./cmd/docker
+# The CLI needs no C: without cgo it is a static binary, which starts
+# faster (no dynamic loader) on every command.
+$(BIN)/docker:
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $@ ./cmd/docker
 
 # The whole test suite, as CI runs it (hack/test installs what it needs).
 test:
