@@ -35,6 +35,25 @@ type shimGroup struct {
 	hosted  int
 	refused bool
 	reaped  chan struct{}
+	exitErr error // how the shim ended; read once reaped is closed
+}
+
+// quitCheck is how long a create whose shim dropped the connection waits
+// to see whether that shim exited by itself.
+const quitCheck = time.Second
+
+// quitCleanly reports whether g's shim exited by its own decision (status
+// 0) within wait. A shim decides to exit only when it hosts nothing and
+// refuses every create from then on, so a create it dropped unanswered
+// (its connection still in the backlog when it closed its socket) was
+// never taken: it can go to another shim.
+func (g *shimGroup) quitCleanly(wait time.Duration) bool {
+	select {
+	case <-g.reaped:
+		return g.exitErr == nil
+	case <-time.After(wait):
+		return false
+	}
 }
 
 func (d *Driver) groupsDir() string { return filepath.Join(d.execRoot, "shims") }
@@ -78,9 +97,10 @@ func (d *Driver) host(ctx context.Context, id, dir string, files []*os.File) (sh
 			return resp, nil
 		}
 		d.unhost(id)
-		if err == nil || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+		if err == nil || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) || (ctx.Err() == nil && g.quitCleanly(quitCheck)) {
 			// Full, or exiting (it may have closed its socket
-			// already): no more for this one.
+			// already, or closed it with our request unread): no
+			// more for this one.
 			d.groupMu.Lock()
 			g.refused = true
 			d.groupMu.Unlock()
@@ -225,6 +245,7 @@ func (d *Driver) reapGroup(cmd *exec.Cmd, g *shimGroup) {
 	} else {
 		slog.Warn("shim died", "pid", g.pid, "dir", g.dir, "err", err)
 	}
+	g.exitErr = err
 	close(g.reaped)
 }
 
