@@ -99,21 +99,25 @@ func addAllCommands(c *command.Cli, root *cobra.Command) {
 }
 
 // addOnlyCommand adds the one command args run, and its group's shell,
-// and says whether it found it.
+// and says whether that is all the root needs: also when args only ask
+// for the version.
 func addOnlyCommand(c *command.Cli, root *cobra.Command, args []string) bool {
-	name, next, ok := commandWords(root.Flags(), args)
-	if !ok {
+	rest, version, ok := skipGlobalFlags(root.Flags(), args)
+	switch {
+	case !ok:
 		return false
+	case len(rest) == 0:
+		return version // else the root prints its help, which lists the commands
 	}
-	if e, ok := command.Lookup(topLevel, name); ok {
+	if e, ok := command.Lookup(topLevel, rest[0]); ok {
 		root.AddCommand(newTopLevel(c, e))
 		return true
 	}
 	for _, g := range groups {
-		if g.name != name {
+		if g.name != rest[0] || len(rest) < 2 {
 			continue
 		}
-		if e, ok := command.Lookup(g.commands, next); ok {
+		if e, ok := command.Lookup(g.commands, rest[1]); ok {
 			root.AddCommand(group(g.name, g.short, e.New(c)))
 			return true
 		}
@@ -121,18 +125,17 @@ func addOnlyCommand(c *command.Cli, root *cobra.Command, args []string) bool {
 	return false
 }
 
-// commandWords finds, past the global flags in args, the command's name
-// and the word after it (a group's subcommand). It skips the flags as
-// cobra's Traverse does and gives up (ok false) on anything it is unsure
-// of: a flag it does not know (--help among them), "--", stacked
-// shorthands, or no command at all.
-func commandWords(global *pflag.FlagSet, args []string) (name, next string, ok bool) {
+// skipGlobalFlags returns args past the global flags, and whether those
+// had -v/--version. It skips the flags as cobra's Traverse does and gives
+// up (ok false) on anything it is unsure of: a flag it does not know
+// (--help among them), "--", stacked shorthands.
+func skipGlobalFlags(global *pflag.FlagSet, args []string) (rest []string, version, ok bool) {
 	i := 0
 	for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
 		arg := args[i]
 		var f *pflag.Flag
 		var inline bool // the flag's value is in the same word
-		if long, ok := strings.CutPrefix(arg, "--"); ok {
+		if long, isLong := strings.CutPrefix(arg, "--"); isLong {
 			n, _, hasValue := strings.Cut(long, "=")
 			if n != "" {
 				f = global.Lookup(n)
@@ -142,23 +145,23 @@ func commandWords(global *pflag.FlagSet, args []string) (name, next string, ok b
 			f = global.ShorthandLookup(arg[1:2])
 			inline = len(arg) > 2
 			if f != nil && f.NoOptDefVal != "" && inline {
-				return "", "", false // -Dv: stacked booleans
+				return nil, false, false // -Dv: stacked booleans
 			}
 		}
 		if f == nil {
-			return "", "", false
+			return nil, false, false
+		}
+		if arg == "-v" || arg == "--version" {
+			version = true
 		}
 		if f.NoOptDefVal == "" && !inline {
 			i++ // the value is the next word
 		}
 	}
-	if i >= len(args) {
-		return "", "", false
+	if i > len(args) {
+		return nil, false, false // a value flag without its value
 	}
-	if i+1 < len(args) {
-		next = args[i+1]
-	}
-	return args[i], next, true
+	return args[i:], version, true
 }
 
 // newTopLevel builds a command of topLevel.

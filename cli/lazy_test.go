@@ -77,6 +77,8 @@ func TestLazyTreeSameOutput(t *testing.T) {
 		[]string{"container"}, []string{"container", "--help", "ls"}, []string{"-v"}, []string{"--version"},
 		[]string{"--no-such-flag", "ps"}, []string{"-Dv", "ps", "--help"}, []string{"--", "ps", "--help"},
 		[]string{"-H"}, []string{"--tls=false", "ps", "--help"}, []string{"-l", "bogus", "ps", "--no-such-flag"},
+		[]string{"-D", "-v"}, []string{"-v", "--tls=maybe"}, []string{"-l", "bogus", "--version"}, []string{"--version=false"},
+		[]string{"-v", "-H"}, []string{"-H", "-v"}, []string{"--version", "ps", "--help"},
 		[]string{"exec"}, []string{"container", "exec", "onlyone"}, []string{"ls", "--help"}, []string{"remove"},
 	)
 	for _, args := range cases {
@@ -109,6 +111,10 @@ func TestLazyTreeBuildsOneCommand(t *testing.T) {
 		{[]string{"container", "nosuch"}, nil},
 		{[]string{"ls"}, nil},
 		{[]string{"-D"}, nil},
+		{[]string{"--version"}, []string{}},
+		{[]string{"-H", "unix:///x.sock", "-v"}, []string{}},
+		{[]string{"-H", "-v"}, nil},
+		{[]string{"--version=false"}, nil},
 		{[]string{"-Dv", "ps"}, nil},
 		{[]string{"--", "ps"}, nil},
 		{[]string{"-H"}, nil},
@@ -118,14 +124,15 @@ func TestLazyTreeBuildsOneCommand(t *testing.T) {
 		for _, sub := range root.Commands() {
 			got = append(got, sub.Name())
 		}
-		if tc.want == nil {
+		switch {
+		case tc.want == nil:
 			if len(got) < len(topLevel)+len(groups) {
 				t.Errorf("%q: want the whole tree, got %v", tc.args, got)
 			}
-		} else if !slices.Equal(got, tc.want) {
+		case !slices.Equal(got, tc.want):
 			t.Errorf("%q: want %v, got %v", tc.args, tc.want, got)
-		} else if g := root.Commands()[0]; g.HasSubCommands() && len(g.Commands()) != 1 {
-			t.Errorf("%q: the group has %d commands, want 1", tc.args, len(g.Commands()))
+		case len(got) == 1 && root.Commands()[0].HasSubCommands() && len(root.Commands()[0].Commands()) != 1:
+			t.Errorf("%q: the group has %d commands, want 1", tc.args, len(root.Commands()[0].Commands()))
 		}
 	}
 }
