@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/sdengine/engine/cli/command"
 	"github.com/sdengine/engine/cli/command/container"
@@ -15,6 +17,7 @@ import (
 	"github.com/sdengine/engine/cli/command/system"
 	"github.com/sdengine/engine/cli/command/volume"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Run executes the docker CLI with args (without the program name) and
@@ -22,7 +25,11 @@ import (
 func Run(args []string, in io.ReadCloser, out, errOut io.Writer) int {
 	c := command.NewCli(in, out, errOut)
 	defer c.Close()
-	root := NewRootCommand(c)
+	return execute(newRootCommandFor(c, args), args, in, out, errOut)
+}
+
+// execute runs root with args and returns the process exit status.
+func execute(root *cobra.Command, args []string, in io.ReadCloser, out, errOut io.Writer) int {
 	root.SetArgs(args)
 	root.SetIn(in)
 	root.SetOut(out)
@@ -45,8 +52,134 @@ func Run(args []string, in io.ReadCloser, out, errOut io.Writer) int {
 	return 1
 }
 
-// NewRootCommand builds "docker" with its global flags and subcommands.
+// topLevel are the commands directly under "docker". None keeps its
+// aliases: those belong to the groups ("docker container ls", not "docker
+// ls").
+var topLevel = slices.Concat(container.TopLevelCommands, image.TopLevelCommands, system.TopLevelCommands)
+
+// groups are the management commands ("docker container ...").
+var groups = []struct {
+	name, short string
+	commands    []command.Entry
+}{
+	{"container", "Manage containers", container.Commands},
+	{"image", "Manage images", image.Commands},
+	{"network", "Manage networks", network.Commands},
+	{"system", "Manage Docker", system.Commands},
+	{"volume", "Manage volumes", volume.Commands},
+}
+
+// NewRootCommand builds "docker" with its global flags and every command.
 func NewRootCommand(c *command.Cli) *cobra.Command {
+	root := newRoot(c)
+	addAllCommands(c, root)
+	return finish(c, root)
+}
+
+// newRootCommandFor builds "docker" for running args: with only the
+// command args name when they plainly name one, else with every command.
+// Building every command and its flags is most of what the CLI does before
+// its first request; help, completion, unknown commands and anything the
+// pre-scan is unsure of get the whole tree, so their output is the same.
+func newRootCommandFor(c *command.Cli, args []string) *cobra.Command {
+	root := newRoot(c)
+	if !addOnlyCommand(c, root, args) {
+		addAllCommands(c, root)
+	}
+	return finish(c, root)
+}
+
+func addAllCommands(c *command.Cli, root *cobra.Command) {
+	for _, e := range topLevel {
+		root.AddCommand(newTopLevel(c, e))
+	}
+	for _, g := range groups {
+		root.AddCommand(group(g.name, g.short, command.Build(c, g.commands)...))
+	}
+}
+
+// addOnlyCommand adds the one command args run, and its group's shell,
+// and says whether that is all the root needs: also when args only ask
+// for the version.
+func addOnlyCommand(c *command.Cli, root *cobra.Command, args []string) bool {
+	rest, version, ok := skipGlobalFlags(root.Flags(), args)
+	switch {
+	case !ok:
+		return false
+	case len(rest) == 0:
+		return version // else the root prints its help, which lists the commands
+	}
+	if e, ok := command.Lookup(topLevel, rest[0]); ok {
+		root.AddCommand(newTopLevel(c, e))
+		return true
+	}
+	for _, g := range groups {
+		if g.name != rest[0] || len(rest) < 2 {
+			continue
+		}
+		if e, ok := command.Lookup(g.commands, rest[1]); ok {
+			root.AddCommand(group(g.name, g.short, e.New(c)))
+			return true
+		}
+	}
+	return false
+}
+
+// skipGlobalFlags returns args past the global flags, and whether those
+// had -v/--version. It skips the flags as cobra's Traverse does and gives
+// up (ok false) on anything it is unsure of: a flag it does not know
+// (--help among them), "--", stacked shorthands.
+func skipGlobalFlags(global *pflag.FlagSet, args []string) (rest []string, version, ok bool) {
+	i := 0
+	for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
+		arg := args[i]
+		var f *pflag.Flag
+		var inline bool // the flag's value is in the same word
+		if long, isLong := strings.CutPrefix(arg, "--"); isLong {
+			n, _, hasValue := strings.Cut(long, "=")
+			if n != "" {
+				f = global.Lookup(n)
+			}
+			inline = hasValue
+		} else if len(arg) >= 2 {
+			f = global.ShorthandLookup(arg[1:2])
+			inline = len(arg) > 2
+			if f != nil && f.NoOptDefVal != "" && inline {
+				return nil, false, false // -Dv: stacked booleans
+			}
+		}
+		if f == nil {
+			return nil, false, false
+		}
+		if arg == "-v" || arg == "--version" {
+			version = true
+		}
+		if f.NoOptDefVal == "" && !inline {
+			i++ // the value is the next word
+		}
+	}
+	if i > len(args) {
+		return nil, false, false // a value flag without its value
+	}
+	return args[i:], version, true
+}
+
+// newTopLevel builds a command of topLevel.
+func newTopLevel(c *command.Cli, e command.Entry) *cobra.Command {
+	cmd := e.New(c)
+	cmd.Aliases = nil
+	return cmd
+}
+
+// finish is the last touch on a root, whichever commands it has.
+func finish(c *command.Cli, root *cobra.Command) *cobra.Command {
+	disableFlagsInUseLine(root)
+	addCompletions(c, root)
+	return root
+}
+
+// newRoot builds "docker" with its global flags and no command.
+func newRoot(c *command.Cli) *cobra.Command {
 	var debug, showVersion bool
 	var logLevel string
 	root := &cobra.Command{
@@ -100,18 +233,6 @@ func NewRootCommand(c *command.Cli) *cobra.Command {
 	pf.StringP("context", "c", "", "Name of the context to use (accepted, unused)")
 	root.Flags().BoolVarP(&showVersion, "version", "v", false, "Print version information and quit")
 
-	root.AddCommand(container.TopLevelCommands(c)...)
-	root.AddCommand(image.TopLevelCommands(c)...)
-	root.AddCommand(system.NewVersionCommand(c), system.NewInfoCommand(c), system.NewInspectCommand(c), system.NewEventsCommand(c))
-	root.AddCommand(
-		group("container", "Manage containers", container.Commands(c)...),
-		group("image", "Manage images", image.Commands(c)...),
-		group("network", "Manage networks", network.Commands(c)...),
-		group("system", "Manage Docker", system.NewInfoCommand(c), system.NewEventsCommand(c), system.NewPruneCommand(c)),
-		group("volume", "Manage volumes", volume.Commands(c)...),
-	)
-	disableFlagsInUseLine(root)
-	addCompletions(c, root)
 	return root
 }
 

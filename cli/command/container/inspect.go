@@ -29,29 +29,59 @@ func NewInspectCommand(cli *command.Cli) *cobra.Command {
 	return cmd
 }
 
-// Commands returns the container commands for the "docker container" group.
-func Commands(cli *command.Cli) []*cobra.Command {
-	return append([]*cobra.Command{
-		NewAttachCommand(cli), NewCpCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli), NewInspectCommand(cli),
-		NewKillCommand(cli), NewLogsCommand(cli), NewPortCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
-		NewRmCommand(cli), NewRunCommand(cli), NewStartCommand(cli), NewStopCommand(cli),
-		NewWaitCommand(cli), NewPruneCommand(cli),
-	}, RuntimeCommands(cli)...)
+// Commands are the commands of the "docker container" group.
+var Commands = []command.Entry{
+	{Names: []string{"attach"}, New: NewAttachCommand},
+	{Names: []string{"cp"}, New: NewCpCommand},
+	{Names: []string{"create"}, New: NewCreateCommand},
+	{Names: []string{"exec"}, New: NewExecCommand},
+	{Names: []string{"export"}, New: NewExportCommand},
+	{Names: []string{"inspect"}, New: NewInspectCommand},
+	{Names: []string{"kill"}, New: NewKillCommand},
+	{Names: []string{"logs"}, New: NewLogsCommand},
+	{Names: []string{"port"}, New: NewPortCommand},
+	{Names: []string{"ps", "ls", "list"}, New: NewPsCommand},
+	{Names: []string{"restart"}, New: NewRestartCommand},
+	{Names: []string{"rm", "remove"}, New: NewRmCommand},
+	{Names: []string{"run"}, New: NewRunCommand},
+	{Names: []string{"start"}, New: NewStartCommand},
+	{Names: []string{"stop"}, New: NewStopCommand},
+	{Names: []string{"wait"}, New: NewWaitCommand},
+	{Names: []string{"prune"}, New: NewPruneCommand},
+	{Names: []string{"pause"}, New: newPauseCommand},
+	{Names: []string{"unpause"}, New: newUnpauseCommand},
+	{Names: []string{"rename"}, New: newRenameCommand},
+	{Names: []string{"update"}, New: newUpdateCommand},
+	{Names: []string{"top"}, New: newTopCommand},
+	{Names: []string{"stats"}, New: newStatsCommand},
+	{Names: []string{"diff"}, New: newDiffCommand},
 }
 
-// TopLevelCommands returns the container commands docker also offers at the
-// top level ("docker run", "docker ps", ...). inspect is not among them:
-// the top-level one handles images too.
-func TopLevelCommands(cli *command.Cli) []*cobra.Command {
-	cmds := []*cobra.Command{
-		NewAttachCommand(cli), NewCpCommand(cli), NewCreateCommand(cli), NewExecCommand(cli), NewExportCommand(cli),
-		NewKillCommand(cli), NewLogsCommand(cli), NewPortCommand(cli), NewPsCommand(cli), NewRestartCommand(cli),
-		NewRmCommand(cli), NewRunCommand(cli), NewStartCommand(cli), NewStopCommand(cli),
-		NewWaitCommand(cli),
-	}
-	cmds = append(cmds, RuntimeCommands(cli)...)
-	for _, c := range cmds {
-		c.Aliases = nil // "docker ls" is not a docker command
-	}
-	return cmds
+// TopLevelCommands are the container commands docker also offers at the
+// top level ("docker run", "docker ps", ...), without their aliases
+// ("docker ls" is not a docker command). inspect is not among them: the
+// top-level one handles images too; nor is prune.
+var TopLevelCommands = []command.Entry{
+	{Names: []string{"attach"}, New: NewAttachCommand},
+	{Names: []string{"cp"}, New: NewCpCommand},
+	{Names: []string{"create"}, New: NewCreateCommand},
+	{Names: []string{"exec"}, New: NewExecCommand},
+	{Names: []string{"export"}, New: NewExportCommand},
+	{Names: []string{"kill"}, New: NewKillCommand},
+	{Names: []string{"logs"}, New: NewLogsCommand},
+	{Names: []string{"port"}, New: NewPortCommand},
+	{Names: []string{"ps"}, New: NewPsCommand},
+	{Names: []string{"restart"}, New: NewRestartCommand},
+	{Names: []string{"rm"}, New: NewRmCommand},
+	{Names: []string{"run"}, New: NewRunCommand},
+	{Names: []string{"start"}, New: NewStartCommand},
+	{Names: []string{"stop"}, New: NewStopCommand},
+	{Names: []string{"wait"}, New: NewWaitCommand},
+	{Names: []string{"pause"}, New: newPauseCommand},
+	{Names: []string{"unpause"}, New: newUnpauseCommand},
+	{Names: []string{"rename"}, New: newRenameCommand},
+	{Names: []string{"update"}, New: newUpdateCommand},
+	{Names: []string{"top"}, New: newTopCommand},
+	{Names: []string{"stats"}, New: newStatsCommand},
+	{Names: []string{"diff"}, New: newDiffCommand},
 }

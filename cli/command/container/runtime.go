@@ -21,15 +21,12 @@ import (
 	"github.com/sdengine/engine/runconfig/opts"
 )
 
-// RuntimeCommands are the commands that observe and change containers:
-// pause, unpause, rename, update, top, stats, diff (also at the top
-// level); prune is only under "docker container".
-func RuntimeCommands(cli *command.Cli) []*cobra.Command {
-	return []*cobra.Command{
-		newEachCommand(cli, "pause", "Pause all processes within one or more containers", func(ctx context.Context, c *client.Client, n string) error { return c.ContainerPause(ctx, n) }),
-		newEachCommand(cli, "unpause", "Unpause all processes within one or more containers", func(ctx context.Context, c *client.Client, n string) error { return c.ContainerUnpause(ctx, n) }),
-		newRenameCommand(cli), newUpdateCommand(cli), newTopCommand(cli), newStatsCommand(cli), newDiffCommand(cli),
-	}
+func newPauseCommand(cli *command.Cli) *cobra.Command {
+	return newEachCommand(cli, "pause", "Pause all processes within one or more containers", func(ctx context.Context, c *client.Client, n string) error { return c.ContainerPause(ctx, n) })
+}
+
+func newUnpauseCommand(cli *command.Cli) *cobra.Command {
+	return newEachCommand(cli, "unpause", "Unpause all processes within one or more containers", func(ctx context.Context, c *client.Client, n string) error { return c.ContainerUnpause(ctx, n) })
 }
 
 // NewPruneCommand is "docker container prune".

@@ -82,27 +82,53 @@ func InspectRaw(ctx context.Context, c *client.Client, ref string) ([]byte, erro
 	return buf.Bytes(), nil
 }
 
-// Commands returns the "docker image" group's commands.
-func Commands(cli *command.Cli) []*cobra.Command {
+// Commands are the commands of the "docker image" group.
+var Commands = []command.Entry{
+	{Names: []string{"ls", "list", "images"}, New: newLsCommand},
+	{Names: []string{"rm", "remove", "rmi"}, New: newRmCommand},
+	{Names: []string{"import"}, New: NewImportCommand},
+	{Names: []string{"load"}, New: NewLoadCommand},
+	{Names: []string{"save"}, New: NewSaveCommand},
+	{Names: []string{"tag"}, New: NewTagCommand},
+	{Names: []string{"inspect"}, New: NewInspectCommand},
+	{Names: []string{"pull"}, New: NewPullCommand},
+	{Names: []string{"push"}, New: NewPushCommand},
+	{Names: []string{"build"}, New: NewBuildCommand},
+	{Names: []string{"history"}, New: NewHistoryCommand},
+	{Names: []string{"prune"}, New: NewPruneCommand},
+}
+
+// newLsCommand is "docker image ls", "docker images" under its group name.
+func newLsCommand(cli *command.Cli) *cobra.Command {
 	ls := NewImagesCommand(cli)
 	ls.Use = "ls [OPTIONS] [REPOSITORY[:TAG]]"
 	ls.Aliases = []string{"list", "images"}
+	return ls
+}
+
+// newRmCommand is "docker image rm", "docker rmi" under its group name.
+func newRmCommand(cli *command.Cli) *cobra.Command {
 	rm := NewRmiCommand(cli)
 	rm.Use = "rm [OPTIONS] IMAGE [IMAGE...]"
 	rm.Aliases = []string{"remove", "rmi"}
-	return []*cobra.Command{ls, rm, NewImportCommand(cli), NewLoadCommand(cli), NewSaveCommand(cli),
-		NewTagCommand(cli), NewInspectCommand(cli), NewPullCommand(cli), NewPushCommand(cli),
-		NewBuildCommand(cli), NewHistoryCommand(cli), NewPruneCommand(cli)}
+	return rm
 }
 
-// TopLevelCommands returns the image commands docker offers at the top level.
-func TopLevelCommands(cli *command.Cli) []*cobra.Command {
-	cmds := []*cobra.Command{NewImagesCommand(cli), NewRmiCommand(cli), NewImportCommand(cli),
-		NewLoadCommand(cli), NewSaveCommand(cli), NewTagCommand(cli), NewBuildCommand(cli),
-		NewHistoryCommand(cli), NewCommitCommand(cli),
-		NewPullCommand(cli), NewPushCommand(cli), NewLoginCommand(cli), NewLogoutCommand(cli), NewSearchCommand(cli)}
-	for _, c := range cmds {
-		c.Aliases = nil
-	}
-	return cmds
+// TopLevelCommands are the image commands docker offers at the top level,
+// without their aliases.
+var TopLevelCommands = []command.Entry{
+	{Names: []string{"images"}, New: NewImagesCommand},
+	{Names: []string{"rmi"}, New: NewRmiCommand},
+	{Names: []string{"import"}, New: NewImportCommand},
+	{Names: []string{"load"}, New: NewLoadCommand},
+	{Names: []string{"save"}, New: NewSaveCommand},
+	{Names: []string{"tag"}, New: NewTagCommand},
+	{Names: []string{"build"}, New: NewBuildCommand},
+	{Names: []string{"history"}, New: NewHistoryCommand},
+	{Names: []string{"commit"}, New: NewCommitCommand},
+	{Names: []string{"pull"}, New: NewPullCommand},
+	{Names: []string{"push"}, New: NewPushCommand},
+	{Names: []string{"login"}, New: NewLoginCommand},
+	{Names: []string{"logout"}, New: NewLogoutCommand},
+	{Names: []string{"search"}, New: NewSearchCommand},
 }

@@ -16,9 +16,13 @@ import (
 	"github.com/sdengine/engine/runconfig/opts"
 )
 
-// Commands returns the "docker volume" subcommands.
-func Commands(cli *command.Cli) []*cobra.Command {
-	return []*cobra.Command{newCreateCommand(cli), newListCommand(cli), newInspectCommand(cli), newRemoveCommand(cli), newPruneCommand(cli)}
+// Commands are the commands of the "docker volume" group.
+var Commands = []command.Entry{
+	{Names: []string{"create"}, New: newCreateCommand},
+	{Names: []string{"ls", "list"}, New: newListCommand},
+	{Names: []string{"inspect"}, New: newInspectCommand},
+	{Names: []string{"rm", "remove"}, New: newRemoveCommand},
+	{Names: []string{"prune"}, New: newPruneCommand},
 }
 
 func newCreateCommand(cli *command.Cli) *cobra.Command {
