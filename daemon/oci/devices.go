@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -142,13 +143,15 @@ func mergeDevices(base, over []specs.LinuxDevice) []specs.LinuxDevice {
 
 // deviceCgroupRule is a --device-cgroup-rule as Docker reads it: a type
 // (a, b or c), major:minor (a number or *), and the access (r, w, m).
-var deviceCgroupRule = regexp.MustCompile(`^([acb]) ([0-9]+|\*):([0-9]+|\*) ([rwm]{1,3})$`)
+var deviceCgroupRule = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([acb]) ([0-9]+|\*):([0-9]+|\*) ([rwm]{1,3})$`)
+})
 
 // ParseDeviceCgroupRule reads one --device-cgroup-rule ("c 1:3 rwm") as
 // the device cgroup rule that allows it; a malformed one is refused with
 // Docker's message.
 func ParseDeviceCgroupRule(rule string) (specs.LinuxDeviceCgroup, error) {
-	m := deviceCgroupRule.FindStringSubmatch(rule)
+	m := deviceCgroupRule().FindStringSubmatch(rule)
 	if m == nil {
 		return specs.LinuxDeviceCgroup{}, errdefs.InvalidParameter(fmt.Errorf("invalid device cgroup rule format: '%s'", rule))
 	}

@@ -11,7 +11,6 @@ package errdefs
 
 import (
 	"errors"
-	"net/http"
 )
 
 // Class is the kind of failure an error reports.
@@ -88,27 +87,30 @@ func IsInvalidParameter(err error) bool { return ClassOf(err) == ClassInvalidPar
 func IsConflict(err error) bool { return ClassOf(err) == ClassConflict }
 
 // HTTPStatus maps err's class to the status code Docker uses for it.
-// Anything unclassified is a real fault: 500.
+// Anything unclassified is a real fault: 500. The codes are written out
+// rather than taken from net/http: the shim, which starts afresh for
+// every container and exec, imports this package, and net/http's
+// package initialisation would be paid on each of those starts.
 func HTTPStatus(err error) int {
 	switch ClassOf(err) {
 	case ClassNotFound:
-		return http.StatusNotFound
+		return 404
 	case ClassInvalidParameter:
-		return http.StatusBadRequest
+		return 400
 	case ClassConflict:
-		return http.StatusConflict
+		return 409
 	case ClassNotImplemented:
-		return http.StatusNotImplemented
+		return 501
 	case ClassUnavailable:
-		return http.StatusServiceUnavailable
+		return 503
 	case ClassForbidden:
-		return http.StatusForbidden
+		return 403
 	case ClassNotModified:
-		return http.StatusNotModified
+		return 304
 	case ClassUnauthorized:
-		return http.StatusUnauthorized
+		return 401
 	}
-	return http.StatusInternalServerError
+	return 500
 }
 
 // IsNotModified reports whether err is classified as not modified.

@@ -83,8 +83,11 @@ func (g *group) serve() {
 	}
 }
 
-// validContainerID is what the daemon's driver accepts.
-var validContainerID = regexp.MustCompile(`^[A-Za-z0-9_+\-][A-Za-z0-9_+\-.]*$`)
+// validContainerID is what the daemon's driver accepts; compiled at first
+// use, not at every start of this binary (it is also every exec's init).
+var validContainerID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_+\-][A-Za-z0-9_+\-.]*$`)
+})
 
 func (g *group) handle(conn *net.UnixConn) {
 	defer conn.Close()
@@ -111,7 +114,7 @@ func (g *group) handle(conn *net.UnixConn) {
 		return
 	}
 	c := *req.Create
-	if !validContainerID.MatchString(c.ID) || !filepath.IsAbs(c.Dir) || filepath.Clean(c.Dir) != c.Dir || filepath.Base(c.Dir) != c.ID {
+	if !validContainerID().MatchString(c.ID) || !filepath.IsAbs(c.Dir) || filepath.Clean(c.Dir) != c.Dir || filepath.Base(c.Dir) != c.ID {
 		reply(shimproto.ErrResponse(errdefs.InvalidParameter(fmt.Errorf("bad container %q in %q", c.ID, c.Dir))))
 		return
 	}
