@@ -139,6 +139,7 @@ func (s *shim) startExec(r *shimproto.ExecRequest) (*shimExec, *procIO, error) {
 		Rlimits:       clampRlimits(s.process.Rlimits),
 		ConsoleHeight: r.Height,
 		ConsoleWidth:  r.Width,
+		LogLevel:      initLogLevel,
 	}
 	if p.Cwd == "" {
 		p.Cwd = s.process.Cwd

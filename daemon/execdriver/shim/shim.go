@@ -244,6 +244,7 @@ func (s *shim) create() (retErr error) {
 		ConsoleHeight: s.opts.ConsoleHeight,
 		ConsoleWidth:  s.opts.ConsoleWidth,
 		Init:          true,
+		LogLevel:      initLogLevel,
 		// Descriptors sent with the create request (socket activation).
 		ExtraFiles: s.extraFiles,
 	}

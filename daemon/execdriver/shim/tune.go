@@ -6,18 +6,26 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
 // outputBufSize is the read buffer of an output stream (exec's own; the
 // container's streams read into pooled buffers, readEach).
 const outputBufSize = 32 << 10
+
+// initLogLevel is the level libcontainer's init logs at, as the number
+// it takes: warnings and errors. Left unset, its C part (nsenter) logs at
+// debug: some 30 lines written, read back and parsed by this process for
+// every start and exec, and then dropped (our logrus level is info).
+var initLogLevel = strconv.Itoa(int(logrus.WarnLevel))
 
 // readBufs are the buffers output is read into. A container's stream
 // holds one only while a read is under way, not while it waits for
