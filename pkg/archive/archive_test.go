@@ -379,3 +379,44 @@ func TestApplyClimbingSymlinks(t *testing.T) {
 		t.Errorf("times set outside dest: %v", fi.ModTime())
 	}
 }
+
+// writeOnly hides bytes.Buffer's ReadFrom, as the io.Pipe a push replays
+// into does, so Replay copies through its own buffer.
+type writeOnly struct{ w *bytes.Buffer }
+
+func (w writeOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
+
+func TestReplayLargeFilesThroughBuffer(t *testing.T) {
+	dest, _ := sandbox(t)
+	big := make([]byte, 3*replayBuf+1234)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	data := mkTar(t,
+		ent{name: "big", body: string(big)},
+		ent{name: "small", body: "x"},
+		ent{name: "exact", body: string(big[:replayBuf])},
+	)
+	var meta bytes.Buffer
+	if _, err := Apply(context.Background(), bytes.NewReader(data), dest, ApplyOptions{Meta: &meta}); err != nil {
+		t.Fatal(err)
+	}
+	rec := meta.Bytes()
+	var out bytes.Buffer
+	if err := Replay(bytes.NewReader(rec), dest, writeOnly{&out}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), data) {
+		t.Fatalf("replayed %d bytes, original %d; differ", out.Len(), len(data))
+	}
+
+	// A file shorter than when it was recorded is an error, not a
+	// shorter tar.
+	if err := os.Truncate(filepath.Join(dest, "big"), int64(len(big)-1)); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Replay(bytes.NewReader(rec), dest, writeOnly{&out}); err == nil {
+		t.Fatal("replay of a truncated file succeeded")
+	}
+}

@@ -103,6 +103,11 @@ func (r *recorder) close() error {
 // it to w. Files are opened inside dir only.
 func Replay(meta io.Reader, dir string, w io.Writer) error {
 	br := bufio.NewReader(meta)
+	// File contents are copied in pieces of replayBuf: a push reads the
+	// tar through an io.Pipe, where each write is a hand-off between
+	// goroutines, and io.Copy's own 32 KiB would make eight of them for
+	// each of these.
+	var buf []byte
 	for {
 		tag, err := br.ReadByte()
 		if err == io.EOF {
@@ -132,7 +137,10 @@ func Replay(meta io.Reader, dir string, w io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("read tar record: %w", err)
 			}
-			if err := replayFile(dir, string(name), int64(n), w); err != nil {
+			if buf == nil && n > 0 {
+				buf = make([]byte, replayBuf)
+			}
+			if err := replayFile(dir, string(name), int64(n), w, buf); err != nil {
 				return err
 			}
 		default:
@@ -141,7 +149,10 @@ func Replay(meta io.Reader, dir string, w io.Writer) error {
 	}
 }
 
-func replayFile(dir, name string, n int64, w io.Writer) error {
+// replayBuf is the size of Replay's copy buffer for file contents.
+const replayBuf = 256 << 10
+
+func replayFile(dir, name string, n int64, w io.Writer, buf []byte) error {
 	p, err := securejoin.SecureJoin(dir, name)
 	if err != nil {
 		return fmt.Errorf("replay %q: %w", name, err)
@@ -151,8 +162,18 @@ func replayFile(dir, name string, n int64, w io.Writer) error {
 		return fmt.Errorf("replay %q: %w", name, err)
 	}
 	defer f.Close()
-	if _, err := io.CopyN(w, f, n); err != nil {
+	if n == 0 {
+		return nil
+	}
+	// buf is used unless w is a ReaderFrom (a file), whose own copy is
+	// better still.
+	written, err := io.CopyBuffer(w, io.LimitReader(f, n), buf)
+	if err != nil {
 		return fmt.Errorf("replay %q: %w", name, err)
+	}
+	if written < n {
+		// The file is shorter than when the layer was recorded.
+		return fmt.Errorf("replay %q: %w", name, io.ErrUnexpectedEOF)
 	}
 	return nil
 }
