@@ -33,3 +33,16 @@ func Lookup(table []Entry, word string) (Entry, bool) {
 	}
 	return Entry{}, false
 }
+
+// TopLevel is table under each command's first name only, without the
+// commands named in except: a group's commands as docker also offers them
+// at the top level ("docker ps", but no "docker ls").
+func TopLevel(table []Entry, except ...string) []Entry {
+	var out []Entry
+	for _, e := range table {
+		if !slices.Contains(except, e.Names[0]) {
+			out = append(out, Entry{Names: e.Names[:1], New: e.New})
+		}
+	}
+	return out
+}

@@ -61,27 +61,4 @@ var Commands = []command.Entry{
 // top level ("docker run", "docker ps", ...), without their aliases
 // ("docker ls" is not a docker command). inspect is not among them: the
 // top-level one handles images too; nor is prune.
-var TopLevelCommands = []command.Entry{
-	{Names: []string{"attach"}, New: NewAttachCommand},
-	{Names: []string{"cp"}, New: NewCpCommand},
-	{Names: []string{"create"}, New: NewCreateCommand},
-	{Names: []string{"exec"}, New: NewExecCommand},
-	{Names: []string{"export"}, New: NewExportCommand},
-	{Names: []string{"kill"}, New: NewKillCommand},
-	{Names: []string{"logs"}, New: NewLogsCommand},
-	{Names: []string{"port"}, New: NewPortCommand},
-	{Names: []string{"ps"}, New: NewPsCommand},
-	{Names: []string{"restart"}, New: NewRestartCommand},
-	{Names: []string{"rm"}, New: NewRmCommand},
-	{Names: []string{"run"}, New: NewRunCommand},
-	{Names: []string{"start"}, New: NewStartCommand},
-	{Names: []string{"stop"}, New: NewStopCommand},
-	{Names: []string{"wait"}, New: NewWaitCommand},
-	{Names: []string{"pause"}, New: newPauseCommand},
-	{Names: []string{"unpause"}, New: newUnpauseCommand},
-	{Names: []string{"rename"}, New: newRenameCommand},
-	{Names: []string{"update"}, New: newUpdateCommand},
-	{Names: []string{"top"}, New: newTopCommand},
-	{Names: []string{"stats"}, New: newStatsCommand},
-	{Names: []string{"diff"}, New: newDiffCommand},
-}
+var TopLevelCommands = command.TopLevel(Commands, "inspect", "prune")
