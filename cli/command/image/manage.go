@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
@@ -115,20 +116,14 @@ func newRmCommand(cli *command.Cli) *cobra.Command {
 }
 
 // TopLevelCommands are the image commands docker offers at the top level,
-// without their aliases.
-var TopLevelCommands = []command.Entry{
+// without their aliases: the group's, with "images" and "rmi" for its ls
+// and rm (inspect and prune at the top level are other commands), and
+// the registry commands, which have no group here.
+var TopLevelCommands = slices.Concat(command.TopLevel(Commands, "ls", "rm", "inspect", "prune"), []command.Entry{
 	{Names: []string{"images"}, New: NewImagesCommand},
 	{Names: []string{"rmi"}, New: NewRmiCommand},
-	{Names: []string{"import"}, New: NewImportCommand},
-	{Names: []string{"load"}, New: NewLoadCommand},
-	{Names: []string{"save"}, New: NewSaveCommand},
-	{Names: []string{"tag"}, New: NewTagCommand},
-	{Names: []string{"build"}, New: NewBuildCommand},
-	{Names: []string{"history"}, New: NewHistoryCommand},
 	{Names: []string{"commit"}, New: NewCommitCommand},
-	{Names: []string{"pull"}, New: NewPullCommand},
-	{Names: []string{"push"}, New: NewPushCommand},
 	{Names: []string{"login"}, New: NewLoginCommand},
 	{Names: []string{"logout"}, New: NewLogoutCommand},
 	{Names: []string{"search"}, New: NewSearchCommand},
-}
+})
