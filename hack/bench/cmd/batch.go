@@ -50,7 +50,7 @@ func batchRound(ctx context.Context, e *Engine, n int, rs *Results) {
 		ids = append(ids, id)
 	}
 	timedBatch := func(key string, cmd ...string) bool {
-		t0 := time.Now()
+		t0 := sampleStart(e)
 		if _, err := e.run(ctx, append(cmd, ids...)...); err != nil {
 			rs.fail(key, e.Name, err)
 			return false

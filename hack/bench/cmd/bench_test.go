@@ -312,3 +312,26 @@ func TestBigImageSeeds(t *testing.T) {
 		t.Fatal("same layer from two seeds")
 	}
 }
+
+func TestCPUTicks(t *testing.T) {
+	busy, total, err := cpuTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total == 0 || busy > total {
+		t.Fatalf("busy %d of total %d", busy, total)
+	}
+}
+
+func TestSelectEngines(t *testing.T) {
+	o := &options{engines: "ours,podman"}
+	es, err := selectEngines(o)
+	if err != nil || len(es) != 2 || es[0].Name != "ours" || es[1].Name != "podman" {
+		t.Fatalf("ours,podman: %v %v", es, err)
+	}
+	for _, bad := range []string{"docker,ours", "ours,dokcer", ""} {
+		if _, err := selectEngines(&options{engines: bad}); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

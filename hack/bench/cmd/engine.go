@@ -56,9 +56,10 @@ func (e *Engine) run(ctx context.Context, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
-// timed runs a CLI command and returns its wall time in milliseconds.
+// timed runs a CLI command, once the host is quiet (sampleStart), and
+// returns its wall time in milliseconds.
 func (e *Engine) timed(ctx context.Context, args ...string) (float64, error) {
-	t0 := time.Now()
+	t0 := sampleStart(e)
 	_, err := e.run(ctx, args...)
 	return ms(time.Since(t0)), err
 }

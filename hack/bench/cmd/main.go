@@ -26,6 +26,8 @@ type options struct {
 	podman                 string
 	debug                  bool
 	only                   string
+	engines                string
+	settle                 bool
 
 	samples, containers, rounds  int
 	loadMB, loadRounds           int
@@ -54,6 +56,8 @@ func main() {
 	flag.StringVar(&o.podman, "podman", "/usr/bin/podman", "podman")
 	flag.BoolVar(&o.debug, "debug", true, "run our dockerd with -D (phase timings in the table)")
 	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,batch,logs,load,systemd,sdready,net,registry,build,stats,health (default all)")
+	flag.StringVar(&o.engines, "engines", "ours,docker,podman", "comma-separated engines to run, ours first (leaving a peer out shows what it does to the others' figures)")
+	flag.BoolVar(&o.settle, "settle", true, "start each timed sample only once the host has been quiet for 100 ms (at most 3 s)")
 	flag.IntVar(&o.samples, "samples", 0, "samples of run/exec per engine (default 20, quick 5)")
 	flag.IntVar(&o.containers, "containers", 0, "containers of the N-containers figure (default 100, quick 20)")
 	flag.Parse()
@@ -117,6 +121,11 @@ func run(o *options) error {
 			return fmt.Errorf("%s exists: another bench running, or a crashed one (remove it)", d)
 		}
 	}
+	es, err := selectEngines(o)
+	if err != nil {
+		return err
+	}
+	settleSamples = o.settle
 	if o.regPull, err = newRegistry("pull", o.base); err != nil {
 		return err
 	}
@@ -125,7 +134,6 @@ func run(o *options) error {
 	}
 	start := time.Now()
 	host := snapshotHost()
-	es := []*Engine{newOurs(o), newDocker(o), newPodman(o)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigc := make(chan os.Signal, 1)
@@ -205,6 +213,7 @@ func writeReport(o *options, es []*Engine, rs *Results, start time.Time) error {
 		Mode:    map[bool]string{true: "quick", false: "full"}[o.quick],
 		Host:    hostInfo(),
 		Engines: map[string]string{},
+		Settle:  o.settle,
 		Settings: map[string]int{"samples": o.samples, "containers": o.containers, "container_rounds": o.rounds,
 			"load_mb": o.loadMB, "load_rounds": o.loadRounds, "log_mb": o.logMB, "log_rounds": o.logRounds, "boot_rounds": o.bootRounds,
 			"registry_mb": o.regMB, "registry_rounds": o.regRounds, "build_rounds": o.buildRounds, "stats_rounds": o.statsRounds,
@@ -257,4 +266,22 @@ func hostInfo() map[string]string {
 		h["memory"] = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
 	}
 	return h
+}
+
+// selectEngines makes the engines -engines names, in the order given;
+// ours comes first, as every ratio is ours ÷ peer.
+func selectEngines(o *options) ([]*Engine, error) {
+	makers := map[string]func(*options) *Engine{"ours": newOurs, "docker": newDocker, "podman": newPodman}
+	var es []*Engine
+	for _, name := range strings.Split(o.engines, ",") {
+		mk, ok := makers[strings.TrimSpace(name)]
+		if !ok {
+			return nil, fmt.Errorf("-engines: unknown engine %q (known: ours, docker, podman)", name)
+		}
+		es = append(es, mk(o))
+	}
+	if es[0].Name != "ours" {
+		return nil, fmt.Errorf("-engines: ours must come first, got %q", o.engines)
+	}
+	return es, nil
 }

@@ -58,7 +58,7 @@ func benchRun(ctx context.Context, o *options, es []*Engine, rs *Results) {
 // apiRun is what `docker run --rm` does, as separate API calls, timed
 // end to end: create, attach, wait(next-exit), start, drain, remove.
 func apiRun(ctx context.Context, e *Engine) (float64, error) {
-	t0 := time.Now()
+	t0 := sampleStart(e)
 	cr, err := e.api.ContainerCreate(ctx,
 		&container.Config{Image: busybox, Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true},
 		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
@@ -155,7 +155,7 @@ func benchMany(ctx context.Context, o *options, es []*Engine, rs *Results) {
 	for round := 0; round < o.rounds; round++ {
 		for _, e := range es {
 			var ids []string
-			t0 := time.Now()
+			t0 := sampleStart(e)
 			var failed error
 			for i := 0; i < n; i++ {
 				id, err := e.run(ctx, args([]string{"run", "-d"}, netNone, []string{busybox, "sleep", "1000"})...)
@@ -202,7 +202,7 @@ func benchLogs(ctx context.Context, o *options, es []*Engine, rs *Results) {
 	script := fmt.Sprintf("yes %s | head -c %d", strings.Repeat("x", 99), size)
 	for round := 0; round < o.logRounds; round++ {
 		for _, e := range es {
-			t0 := time.Now()
+			t0 := sampleStart(e)
 			id, err := e.run(ctx, args([]string{"run", "-d"}, netNone, []string{busybox, "sh", "-c", script})...)
 			if err != nil {
 				rs.fail("logs_total", e.Name, err)
@@ -340,7 +340,7 @@ func benchSystemd(ctx context.Context, o *options, es []*Engine, rs *Results) {
 }
 
 func bootSystemd(ctx context.Context, e *Engine, runArgs []string) (float64, string, error) {
-	t0 := time.Now()
+	t0 := sampleStart(e)
 	id, err := e.run(ctx, runArgs...)
 	if err != nil {
 		return 0, "", err
@@ -365,7 +365,7 @@ func bootSystemd(ctx context.Context, e *Engine, runArgs []string) (float64, str
 // figure key (recorded only if record: the containers all came up); on
 // failure they are removed by force.
 func stopAndRemove(ctx context.Context, e *Engine, rs *Results, key string, ids []string, record bool) {
-	t0 := time.Now()
+	t0 := sampleStart(e)
 	_, err := e.run(ctx, append([]string{"stop", "-t", "0"}, ids...)...)
 	if err == nil {
 		_, err = e.run(ctx, append([]string{"rm"}, ids...)...)

@@ -41,7 +41,7 @@ func benchNet(ctx context.Context, o *options, es []*Engine, rs *Results) {
 			}
 			var ids []string
 			var failed error
-			t0 := time.Now()
+			t0 := sampleStart(e)
 			for i := 0; i < n; i++ {
 				id, err := e.run(ctx, "run", "-d", "--network", userNetwork, busybox, "sleep", "1000")
 				if err != nil {

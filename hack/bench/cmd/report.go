@@ -19,6 +19,7 @@ type Report struct {
 	Host     map[string]string  `json:"host"`
 	Engines  map[string]string  `json:"engines"` // name -> version
 	Settings map[string]int     `json:"settings"`
+	Settle   bool               `json:"settle"` // each timed sample waited for a quiet host
 	Disk     *Stats             `json:"disk_write_mb_s,omitempty"`
 	Results  []*Result          `json:"results"`
 	Phases   map[string]Stats   `json:"our_debug_phases_ms,omitempty"`
@@ -59,7 +60,11 @@ func (r *Report) markdown(engines []string) string {
 		fmt.Fprintf(&b, "- disk sequential write (dd 1000 MiB, O_DIRECT + fdatasync, same fs): median %s MB/s (min %s, p95 %s, n=%d)\n",
 			fmtNum(r.Disk.Median), fmtNum(r.Disk.Min), fmtNum(r.Disk.P95), r.Disk.N)
 	}
-	fmt.Fprintf(&b, "- every container runs with --network none unless the row says otherwise; samples interleaved ours, docker, podman\n\n")
+	fmt.Fprintf(&b, "- every container runs with --network none unless the row says otherwise; samples interleaved %s", strings.Join(engines, ", "))
+	if r.Settle {
+		b.WriteString("; each timed sample starts once the host has been quiet for 100 ms (at most 3 s)")
+	}
+	b.WriteString("\n\n")
 	b.WriteString("Cells: median (min–p95) [n]. Ratio: ours ÷ peer on medians; for \"lower is better\" rows < 1 means we are faster.\n\n")
 	b.WriteString("| figure | unit | better |")
 	for _, e := range engines {

@@ -38,7 +38,7 @@ func benchSystemdReady(ctx context.Context, o *options, es []*Engine, rs *Result
 }
 
 func bootToReady(ctx context.Context, e *Engine) (running, ready float64, err error) {
-	t0 := time.Now()
+	t0 := sampleStart(e)
 	id, err := e.run(ctx, args([]string{"run", "-d", "--init=systemd"}, netNone, []string{systemdRef})...)
 	if err != nil {
 		return 0, 0, err

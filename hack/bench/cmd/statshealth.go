@@ -70,7 +70,7 @@ func benchStats(ctx context.Context, o *options, es []*Engine, rs *Results) {
 // timedStats times `stats --no-stream` and checks that it listed every
 // container.
 func timedStats(ctx context.Context, e *Engine) (float64, error) {
-	t0 := time.Now()
+	t0 := sampleStart(e)
 	out, err := e.run(ctx, "stats", "--no-stream", "--format", "{{.Name}} {{.CPUPerc}} {{.MemUsage}}")
 	d := time.Since(t0)
 	if err != nil {
