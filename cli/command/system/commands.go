@@ -1,6 +1,10 @@
 package system
 
-import "github.com/sdengine/engine/cli/command"
+import (
+	"slices"
+
+	"github.com/sdengine/engine/cli/command"
+)
 
 // Commands are the commands of the "docker system" group.
 var Commands = []command.Entry{
@@ -10,10 +14,9 @@ var Commands = []command.Entry{
 }
 
 // TopLevelCommands are the commands of this package docker offers at the
-// top level.
-var TopLevelCommands = []command.Entry{
+// top level: the group's but prune (at the top level there is none), and
+// version and inspect, which have no group here.
+var TopLevelCommands = slices.Concat(command.TopLevel(Commands, "prune"), []command.Entry{
 	{Names: []string{"version"}, New: NewVersionCommand},
-	{Names: []string{"info"}, New: NewInfoCommand},
 	{Names: []string{"inspect"}, New: NewInspectCommand},
-	{Names: []string{"events"}, New: NewEventsCommand},
-}
+})
