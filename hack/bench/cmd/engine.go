@@ -30,6 +30,8 @@ type Engine struct {
 	// default (bridge) network; nil when the engine has none yet.
 	DefaultNet []string
 
+	settle bool // timed samples wait for a quiet host (-settle)
+
 	daemonArgv []string // the daemon (or API service) to start
 	daemon     *exec.Cmd
 	exited     chan struct{}

@@ -125,7 +125,6 @@ func run(o *options) error {
 	if err != nil {
 		return err
 	}
-	settleSamples = o.settle
 	if o.regPull, err = newRegistry("pull", o.base); err != nil {
 		return err
 	}
@@ -278,7 +277,9 @@ func selectEngines(o *options) ([]*Engine, error) {
 		if !ok {
 			return nil, fmt.Errorf("-engines: unknown engine %q (known: ours, docker, podman)", name)
 		}
-		es = append(es, mk(o))
+		e := mk(o)
+		e.settle = o.settle
+		es = append(es, e)
 	}
 	if es[0].Name != "ours" {
 		return nil, fmt.Errorf("-engines: ours must come first, got %q", o.engines)

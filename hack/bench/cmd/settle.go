@@ -14,21 +14,18 @@ import (
 // returned. Podman's exec is the case that showed it: for 100–150 ms after
 // `podman exec` returns, more than one of this machine's two cores stays
 // busy with its clean-up, and whichever engine sampled next paid for it
-// (our exec: 69 ms alone, 73 ms interleaved with Docker, 87 ms with Podman).
-// settleSamples is -settle: whether timed samples wait for a quiet host.
-var settleSamples = true
-
+// (our exec: 71 ms alone, 73 ms interleaved with Docker, 93 ms with Podman;
+// hack/bench/README.md).
 const (
 	settleWindow  = 100 * time.Millisecond // how long the host must stay quiet
-	settlePoll    = 20 * time.Millisecond
-	settleBusy    = 0.10 // quiet: under this share of all CPUs busy over the window
+	settleBusy    = 0.10                   // quiet: under this share of all CPUs busy over the window
 	settleTimeout = 3 * time.Second
 )
 
 // sampleStart begins a timed sample of engine e: with -settle (the
 // default) it first waits for a quiet host. It returns the start time.
 func sampleStart(e *Engine) time.Time {
-	if settleSamples && !settle() {
+	if e.settle && !settle() {
 		slog.Warn("host still busy after the settle timeout; sampling anyway", "engine", e.Name)
 	}
 	return time.Now()
@@ -59,38 +56,22 @@ func cpuTicks() (busy, total uint64, err error) {
 	return busy, total, nil
 }
 
-// settle waits until the host has been quiet for settleWindow, or
-// settleTimeout has passed; it reports whether the host went quiet.
+// settle waits until the host has been quiet over a whole settleWindow,
+// or settleTimeout has passed; it reports whether the host went quiet.
 func settle() bool {
-	type sample struct {
-		at          time.Time
-		busy, total uint64
-	}
-	deadline := time.Now().Add(settleTimeout)
-	var hist []sample
-	for time.Now().Before(deadline) {
-		busy, total, err := cpuTicks()
+	for deadline := time.Now().Add(settleTimeout); time.Now().Before(deadline); {
+		busy0, total0, err := cpuTicks()
 		if err != nil {
 			return false
 		}
-		now := time.Now()
-		hist = append(hist, sample{now, busy, total})
-		// The oldest sample at least a window old is the window's start.
-		start := -1
-		for i := len(hist) - 1; i >= 0; i-- {
-			if now.Sub(hist[i].at) >= settleWindow {
-				start = i
-				break
-			}
+		time.Sleep(settleWindow)
+		busy1, total1, err := cpuTicks()
+		if err != nil {
+			return false
 		}
-		if start >= 0 {
-			s := hist[start]
-			if total > s.total && float64(busy-s.busy)/float64(total-s.total) < settleBusy {
-				return true
-			}
-			hist = hist[start:]
+		if total1 > total0 && float64(busy1-busy0)/float64(total1-total0) < settleBusy {
+			return true
 		}
-		time.Sleep(settlePoll)
 	}
 	return false
 }
