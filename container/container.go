@@ -18,6 +18,7 @@ import (
 
 	"github.com/sdengine/engine/daemon/restartmanager"
 	"github.com/sdengine/engine/pkg/atomicfile"
+	"github.com/sdengine/engine/runconfig"
 )
 
 // RestartManager is the container's restart policy manager, made from the
@@ -86,7 +87,9 @@ type Container struct {
 	// the daemon makes the container's notify socket (daemon/notify.go);
 	// empty when it has none. A restarted daemon listens there again.
 	NotifyDir string `json:",omitempty"`
-	State     State
+	// Pod is the CRI pod sandbox the container belongs to, if any.
+	Pod   *runconfig.Pod `json:",omitempty"`
+	State State
 	// Network is the container's endpoint on the default bridge while it
 	// runs (its address, veth, namespace and published ports), so that a
 	// restarted daemon knows what a running container holds.

@@ -95,6 +95,7 @@ func (d *Daemon) ContainerCreate(ctx context.Context, p backend.CreateParams) (c
 	c.NetworkConfig = endpointsConfig(p.Networking)
 	c.ImageID = img.ID.String()
 	c.InitSystem = d.chooseInitSystem(p.InitSystem, c.Config, path, p.Config.StopSignal)
+	c.Pod = p.Pod
 	c.Driver = d.images.Driver().Name()
 	if hc.LogConfig.Type == "json-file" {
 		c.LogPath = c.File(c.ID + "-json.log")

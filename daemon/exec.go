@@ -46,40 +46,9 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	if err != nil {
 		return "", err
 	}
-	c.Lock()
-	running := c.State.Running()
-	user, rootfs := opts.User, c.BaseFS
-	if user == "" {
-		user = c.Config.User
-	}
-	// An exec has the container's --group-add groups too, as in Docker.
-	var groupAdd []string
-	if c.HostConfig != nil {
-		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
-	}
-	paused := c.State.Status == container.StatusPaused
-	c.Unlock()
-	if !running {
-		return "", errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
-	}
-	if paused {
-		return "", errdefs.Conflict(fmt.Errorf("Container %s is paused, unpause the container before exec", c.ID))
-	}
-	if rootfs == "" {
-		// A record written before BaseFS existed: the mount is idempotent.
-		if rootfs, err = d.images.Mount(c.ID); err != nil {
-			return "", err
-		}
-	}
-	// The user is resolved here, once: a user or group the container does
-	// not have is the request's fault, told at create as Docker does (400),
-	// not only as the exec's output once it is started.
-	uid, gid, groups, err := oci.ResolveUser(rootfs, user, groupAdd)
+	uid, gid, groups, err := d.execUser(c, opts.User)
 	if err != nil {
-		if errdefs.IsInvalidParameter(err) {
-			return "", err
-		}
-		return "", errdefs.InvalidParameter(err)
+		return "", err
 	}
 	e := &execConfig{id: stringid.GenerateRandomID(), containerID: c.ID, opts: *opts, uid: uid, gid: gid, groups: groups}
 	d.mu.Lock()
@@ -87,6 +56,43 @@ func (d *Daemon) ExecCreate(ctx context.Context, name string, opts *containertyp
 	d.mu.Unlock()
 	d.containerEvent(c, eventtypes.Action(string(eventtypes.ActionExecCreate)+": "+strings.Join(opts.Cmd, " ")), map[string]string{"execID": e.id})
 	return e.id, nil
+}
+
+// execUser resolves the user an exec runs as (user, else the container's)
+// in a running container, with the container's --group-add groups, as
+// Docker does. The user is resolved here, once: a user or group the
+// container does not have is the request's fault, told at create as Docker
+// does (400), not only as the exec's output once it is started.
+func (d *Daemon) execUser(c *container.Container, user string) (uid, gid uint32, groups []uint32, err error) {
+	c.Lock()
+	running := c.State.Running()
+	rootfs := c.BaseFS
+	if user == "" {
+		user = c.Config.User
+	}
+	var groupAdd []string
+	if c.HostConfig != nil {
+		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
+	}
+	paused := c.State.Status == container.StatusPaused
+	c.Unlock()
+	if !running {
+		return 0, 0, nil, errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
+	}
+	if paused {
+		return 0, 0, nil, errdefs.Conflict(fmt.Errorf("Container %s is paused, unpause the container before exec", c.ID))
+	}
+	if rootfs == "" {
+		// A record written before BaseFS existed: the mount is idempotent.
+		if rootfs, err = d.images.Mount(c.ID); err != nil {
+			return 0, 0, nil, err
+		}
+	}
+	uid, gid, groups, err = oci.ResolveUser(rootfs, user, groupAdd)
+	if err != nil && !errdefs.IsInvalidParameter(err) {
+		err = errdefs.InvalidParameter(err)
+	}
+	return uid, gid, groups, err
 }
 
 func (d *Daemon) getExec(id string) (*execConfig, error) {

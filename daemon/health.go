@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"syscall"
 	"time"
 
 	containertypes "github.com/docker/docker/api/types/container"
 	eventtypes "github.com/docker/docker/api/types/events"
-	"github.com/docker/docker/pkg/stringid"
 
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/execdriver"
@@ -101,44 +99,7 @@ type probeRunner struct {
 }
 
 func (p *probeRunner) Run(ctx context.Context, cmd []string, timeout time.Duration, out io.Writer) (int, bool, error) {
-	e := &execConfig{id: stringid.GenerateRandomID(), containerID: p.c.ID, opts: containertypes.ExecOptions{
-		Cmd: cmd, AttachStdout: true, AttachStderr: true,
-	}}
-	proc, err := p.d.startExec(ctx, e, containertypes.ExecStartOptions{}, execdriver.Streams{Stdout: out, Stderr: out})
-	if err != nil {
-		return -1, false, err
-	}
-	type result struct {
-		code int
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, err := proc.Wait(context.Background())
-		done <- result{code, err}
-	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	timedOut := false
-	select {
-	case r := <-done:
-		return r.code, false, r.err
-	case <-ctx.Done():
-	case <-timer.C:
-		timedOut = true
-	}
-	// Over time (or the container stopped): the probe is killed and
-	// reaped, never left behind.
-	if err := proc.Signal(syscall.SIGKILL); err != nil {
-		slog.Debug("kill health probe", "id", p.c.ID, "err", err)
-	}
-	// Its output is complete once Wait returned.
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		slog.Warn("health probe did not exit after SIGKILL", "id", p.c.ID)
-	}
-	return -1, timedOut, ctx.Err()
+	return p.d.execSync(ctx, p.c, cmd, timeout, out, out)
 }
 
 // imageHealthcheck reads the HEALTHCHECK of an image's config.

@@ -104,6 +104,7 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 	if err := d.networkOptions(c, &o); err != nil {
 		return oci.SpecOptions{}, err
 	}
+	podOptions(c, &o)
 	if err := applyReaper(c, &o); err != nil {
 		return oci.SpecOptions{}, err
 	}
@@ -170,7 +171,7 @@ func (d *Daemon) mounts(c *container.Container, hostname, rootfs string) ([]spec
 			continue // the user's file wins, as in Docker
 		}
 		ms = append(ms, ro(specs.Mount{
-			Destination: "/etc/" + f, Type: "bind", Source: c.File(f),
+			Destination: "/etc/" + f, Type: "bind", Source: networkFile(c, f),
 			Options: []string{"rbind", "rprivate"},
 		}))
 	}

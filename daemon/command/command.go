@@ -3,6 +3,7 @@
 package command
 
 import (
+	"slices"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -117,6 +118,10 @@ func newCommand(start func(*config.Config, *tls.Config, loadFunc) error) *cobra.
 	f.BoolVar(flagCfg.IPTables, "iptables", true, "Enable the daemon's NAT rules (an nftables table of its own)")
 	f.StringVar(&flagCfg.HostResolvConf, "host-resolv-conf", "", "The host's resolv.conf (tests)")
 	_ = f.MarkHidden("host-resolv-conf")
+	f.StringVar(&flagCfg.CRISocket, "cri-socket", "", "Serve Kubernetes' CRI on this unix socket (docs/kubernetes.md)")
+	f.StringVar(&flagCfg.CNIConfDir, "cni-conf-dir", config.DefaultCNIConfDir, "Directory of the CNI network configuration for CRI pods")
+	f.StringSliceVar(&flagCfg.CNIBinDirs, "cni-bin-dir", []string{config.DefaultCNIBinDir}, "Directory of CNI plugins (repeatable, searched in order)")
+	f.StringVar(&flagCfg.CRIStreamAddress, "cri-stream-address", config.DefaultCRIStreamAddress, "Address of the CRI streaming server (exec, attach, port-forward)")
 	f.BoolVar(flagCfg.TLS, "tls", false, "Use TLS; implied by --tlsverify")
 	f.BoolVar(flagCfg.TLSVerify, "tlsverify", false, "Use TLS and verify the remote")
 	f.StringVar(&flagCfg.TLSCACert, "tlscacert", flagCfg.TLSCACert, "Trust certs signed only by this CA")
@@ -163,6 +168,10 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"ip-forward", "ip-forward", cfg.IPForward != nil, func() { cfg.IPForward = flags.IPForward }},
 		{"iptables", "iptables", cfg.IPTables != nil, func() { cfg.IPTables = flags.IPTables }},
 		{"host-resolv-conf", "-", false, func() { cfg.HostResolvConf = flags.HostResolvConf }},
+		{"cri-socket", "cri-socket", cfg.CRISocket != "", func() { cfg.CRISocket = flags.CRISocket }},
+		{"cni-conf-dir", "cni-conf-dir", cfg.CNIConfDir != config.DefaultCNIConfDir, func() { cfg.CNIConfDir = flags.CNIConfDir }},
+		{"cni-bin-dir", "cni-bin-dirs", !slices.Equal(cfg.CNIBinDirs, def.CNIBinDirs), func() { cfg.CNIBinDirs = flags.CNIBinDirs }},
+		{"cri-stream-address", "cri-stream-address", cfg.CRIStreamAddress != config.DefaultCRIStreamAddress, func() { cfg.CRIStreamAddress = flags.CRIStreamAddress }},
 		{"tls", "tls", cfg.TLS != nil, func() { cfg.TLS = flags.TLS }},
 		{"tlsverify", "tlsverify", cfg.TLSVerify != nil, func() { cfg.TLSVerify = flags.TLSVerify }},
 		{"tlscacert", "tlscacert", cfg.TLSCACert != def.TLSCACert, func() { cfg.TLSCACert = flags.TLSCACert }},
@@ -283,10 +292,19 @@ func run(cfg *config.Config, tlsConf *tls.Config, load loadFunc) error {
 		d.Shutdown(shutdownCtx)
 		return err
 	}
-	errc := make(chan error, len(listeners))
+	errc := make(chan error, len(listeners)+1)
 	for _, l := range listeners {
 		slog.Info("API listening", "addr", l.Addr().String())
 		go func() { errc <- srv.Serve(l) }()
+	}
+	criCtx, stopCRI := context.WithCancel(ctx)
+	defer stopCRI()
+	if err := startCRI(criCtx, cfg, d, errc); err != nil {
+		shutdownCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		srv.Close(shutdownCtx)
+		d.Shutdown(shutdownCtx)
+		return err
 	}
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyReady)
 
@@ -306,6 +324,7 @@ wait:
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
 	shutdownCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	stopCRI()
 	srv.Close(shutdownCtx)
 	d.Shutdown(shutdownCtx)
 	return nil

@@ -74,6 +74,15 @@ type Config struct {
 	// flag for tests, whose upstream is a server of their own.
 	HostResolvConf string `json:"-"`
 
+	// Kubernetes' CRI (package cri, docs/kubernetes.md): served on
+	// CRISocket when it is set; pods' networks come from the CNI
+	// configuration in CNIConfDir, run by the plugins in CNIBinDirs; exec,
+	// attach and port-forward stream from CRIStreamAddress.
+	CRISocket        string   `json:"cri-socket,omitempty"`
+	CNIConfDir       string   `json:"cni-conf-dir,omitempty"`
+	CNIBinDirs       []string `json:"cni-bin-dirs,omitempty"`
+	CRIStreamAddress string   `json:"cri-stream-address,omitempty"`
+
 	// TLS of the API's TCP sockets (docs/tls.md). Pointers: an explicit
 	// false differs from unset (tls=false is the opt-in to plain HTTP on
 	// TCP; tlsverify given at all, true or false, turns TLS on).
@@ -97,6 +106,12 @@ const (
 	DefaultMinFreeSpace = fsreserve.Default
 	// DefaultRegistryCertsDir is Docker's certs.d.
 	DefaultRegistryCertsDir = "/etc/docker/certs.d"
+	// The CNI's usual places, as the kubelet's other runtimes use them.
+	DefaultCNIConfDir = "/etc/cni/net.d"
+	DefaultCNIBinDir  = "/opt/cni/bin"
+	// DefaultCRIStreamAddress: loopback only, a port of the kernel's
+	// choosing; the kubelet proxies the streams to the API server.
+	DefaultCRIStreamAddress = "127.0.0.1:0"
 )
 
 // DefaultHooksDirs are searched in order; the first that exists is used.
@@ -135,6 +150,9 @@ func Default() *Config {
 		LogDriver: DefaultLogDriver,
 		Group:     DefaultGroup,
 		HooksDirs: append([]string{}, DefaultHooksDirs...),
+		CNIConfDir:       DefaultCNIConfDir,
+		CNIBinDirs:       []string{DefaultCNIBinDir},
+		CRIStreamAddress: DefaultCRIStreamAddress,
 		TLSCACert: filepath.Join(certs, DefaultCAFile),
 		TLSCert:   filepath.Join(certs, DefaultCertFile),
 		TLSKey:    filepath.Join(certs, DefaultKeyFile),

@@ -14,6 +14,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sdengine/engine/api/fdpass"
+	"github.com/sdengine/engine/runconfig"
 )
 
 // System serves /_ping, /version and /info.
@@ -54,6 +55,9 @@ type CreateParams struct {
 	// ReadOnlyNonRecursive is the API before 1.44, whose read-only binds
 	// did not cover the mounts below them.
 	ReadOnlyNonRecursive bool
+	// Pod puts the container in a CRI pod sandbox (package cri); the
+	// Docker API never sets it.
+	Pod *runconfig.Pod
 }
 
 // StreamFunc is called once the request has been validated, to take over

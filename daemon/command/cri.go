@@ -1,0 +1,44 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/sdengine/engine/api/server"
+	"github.com/sdengine/engine/cri"
+	"github.com/sdengine/engine/cri/cni"
+	"github.com/sdengine/engine/daemon"
+	"github.com/sdengine/engine/daemon/config"
+)
+
+// startCRI serves Kubernetes' CRI on cfg.CRISocket, when it is set, until
+// ctx ends; errors of the server after it started go to errc.
+func startCRI(ctx context.Context, cfg *config.Config, d *daemon.Daemon, errc chan<- error) error {
+	if cfg.CRISocket == "" {
+		return nil
+	}
+	info, err := d.SystemInfo(ctx)
+	if err != nil {
+		return err
+	}
+	srv, err := cri.New(cri.Config{
+		Root:          filepath.Join(cfg.Root, "cri"),
+		RunRoot:       filepath.Join(cfg.ExecRoot, "cri"),
+		CNI:           cni.Config{ConfDir: cfg.CNIConfDir, BinDirs: cfg.CNIBinDirs, CacheDir: filepath.Join(cfg.Root, "cri", "cni")},
+		SystemdCgroup: info.CgroupDriver == "systemd",
+		EngineVersion: server.EngineVersion,
+	}, d)
+	if err != nil {
+		return err
+	}
+	// Only root may use it: whoever talks CRI runs pods as root.
+	l, err := listenUnix(cfg.CRISocket, "root")
+	if err != nil {
+		return fmt.Errorf("CRI socket: %w", err)
+	}
+	slog.Info("CRI listening", "socket", cfg.CRISocket)
+	go func() { errc <- srv.Serve(ctx, l) }()
+	return nil
+}
