@@ -3,7 +3,6 @@
 package command
 
 import (
-	"slices"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"

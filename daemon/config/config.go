@@ -144,18 +144,18 @@ func DefaultCertDir() string {
 func Default() *Config {
 	certs := DefaultCertDir()
 	return &Config{
-		Root:      DefaultRoot,
-		ExecRoot:  DefaultExecRoot,
-		Pidfile:   DefaultPidfile,
-		LogDriver: DefaultLogDriver,
-		Group:     DefaultGroup,
-		HooksDirs: append([]string{}, DefaultHooksDirs...),
+		Root:             DefaultRoot,
+		ExecRoot:         DefaultExecRoot,
+		Pidfile:          DefaultPidfile,
+		LogDriver:        DefaultLogDriver,
+		Group:            DefaultGroup,
+		HooksDirs:        append([]string{}, DefaultHooksDirs...),
 		CNIConfDir:       DefaultCNIConfDir,
 		CNIBinDirs:       []string{DefaultCNIBinDir},
 		CRIStreamAddress: DefaultCRIStreamAddress,
-		TLSCACert: filepath.Join(certs, DefaultCAFile),
-		TLSCert:   filepath.Join(certs, DefaultCertFile),
-		TLSKey:    filepath.Join(certs, DefaultKeyFile),
+		TLSCACert:        filepath.Join(certs, DefaultCAFile),
+		TLSCert:          filepath.Join(certs, DefaultCertFile),
+		TLSKey:           filepath.Join(certs, DefaultKeyFile),
 
 		MinFreeSpace:     DefaultMinFreeSpace,
 		RegistryCertsDir: DefaultRegistryCertsDir,
