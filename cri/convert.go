@@ -96,6 +96,7 @@ func createParams(sb *sandbox, cfg *runtimeapi.ContainerConfig, imageID string) 
 	if ns.GetIpc() == runtimeapi.NamespaceMode_NODE {
 		hc.IpcMode = containertypes.IPCModeHost
 	}
+	var pidNS string // the pod's shared PID namespace, when the container joins it
 	switch cns := sec.GetNamespaceOptions(); {
 	case sb.HostPID || cns.GetPid() == runtimeapi.NamespaceMode_NODE:
 		hc.PidMode = "host"
@@ -104,8 +105,8 @@ func createParams(sb *sandbox, cfg *runtimeapi.ContainerConfig, imageID string) 
 			return backend.CreateParams{}, invalid("PID namespace mode TARGET names no container")
 		}
 		hc.PidMode = containertypes.PidMode("container:" + cns.TargetId)
-	case cns.GetPid() == runtimeapi.NamespaceMode_POD:
-		return backend.CreateParams{}, unimplemented("a PID namespace shared by the pod's containers is not supported yet")
+	case cns.GetPid() == runtimeapi.NamespaceMode_POD && sb.Infra != nil:
+		pidNS = sb.Infra.NSPath()
 	}
 	if caps := sec.GetCapabilities(); caps != nil {
 		hc.CapAdd = caps.AddCapabilities
@@ -154,6 +155,7 @@ func createParams(sb *sandbox, cfg *runtimeapi.ContainerConfig, imageID string) 
 		NetNS:     sb.NetNS,
 		IPCNS:     sb.IPCNS,
 		UTSNS:     sb.UTSNS,
+		PIDNS:     pidNS,
 		ShmDir:    sb.ShmDir,
 		Files:     podFiles(sb),
 	}

@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sdengine/engine/cri/cni"
+	"github.com/sdengine/engine/cri/podinfra"
 	"github.com/sdengine/engine/cri/podns"
 )
 
@@ -68,7 +69,11 @@ func (s *Server) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandbo
 	case runtimeapi.NamespaceMode_NODE:
 		sb.HostPID = true
 	case runtimeapi.NamespaceMode_POD:
-		return nil, unimplemented("a PID namespace shared by the pod's containers is not supported yet")
+		infra, err := podinfra.Start(s.cfg.InfraBinary)
+		if err != nil {
+			return nil, err
+		}
+		sb.Infra = infra
 	}
 	if ns.GetUsernsOptions() != nil && ns.GetUsernsOptions().GetMode() == runtimeapi.NamespaceMode_POD {
 		return nil, unimplemented("user namespaces are not supported yet")
@@ -210,6 +215,11 @@ func (s *Server) releaseSandbox(ctx context.Context, sb *sandbox) error {
 	}
 	if err := podns.Release(filepath.Join(sb.Dir, "ns")); err != nil {
 		errs = append(errs, err)
+	}
+	if sb.Infra != nil {
+		if err := sb.Infra.Stop(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

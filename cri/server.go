@@ -63,6 +63,9 @@ type Config struct {
 	// SystemdCgroup says which cgroup driver the engine uses; the kubelet
 	// must use the same (RuntimeConfig).
 	SystemdCgroup bool
+	// InfraBinary is the shim binary, run as the infra process of pods
+	// that share a PID namespace (cri/podinfra).
+	InfraBinary string
 	// EngineVersion is reported by Version.
 	EngineVersion string
 }

@@ -3,6 +3,7 @@ package cri
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sdengine/engine/cri/podinfra"
 	"os"
 	"path/filepath"
 	"sort"
@@ -30,6 +31,9 @@ type sandbox struct {
 	NetNS, IPCNS, UTSNS string `json:",omitempty"`
 	// HostPID: the pod's containers share the host's PID namespace.
 	HostPID bool `json:",omitempty"`
+	// Infra is the PID 1 of the PID namespace the pod's containers share
+	// (shareProcessNamespace); nil when each has its own.
+	Infra *podinfra.Process `json:",omitempty"`
 	// ShmDir is the pod's /dev/shm; mounted by the sandbox when ShmOwned.
 	ShmDir   string `json:",omitempty"`
 	ShmOwned bool   `json:",omitempty"`

@@ -15,7 +15,9 @@ func podOptions(c *container.Container, o *oci.SpecOptions) {
 		return
 	}
 	if p.NetNS != "" {
-		o.NetworkMode, o.NetNS, o.NetNSOwned = "", p.NetNS, false
+		// The pod's namespace is the pod's own, as a bridge container's
+		// is: the engine's default network sysctls apply to it.
+		o.NetworkMode, o.NetNS, o.NetNSOwned = "", p.NetNS, true
 	}
 	if p.IPCNS != "" {
 		o.IPC = oci.NamespaceShare{Path: p.IPCNS}

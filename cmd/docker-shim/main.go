@@ -12,6 +12,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
+	"github.com/sdengine/engine/cri/podinfra"
 	"github.com/sdengine/engine/daemon/execdriver/shim"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
 )
@@ -23,6 +24,8 @@ func main() {
 			libcontainer.Init() // never returns
 		case shimproto.ShimCommand:
 			shim.Main(os.Args[2:]) // never returns
+		case podinfra.Command:
+			podinfra.Main() // never returns
 		}
 	}
 	fmt.Fprintln(os.Stderr, "docker-shim is started by dockerd, once per container; it is not meant to be run by hand")

@@ -9,6 +9,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 
+	"github.com/sdengine/engine/cri/podinfra"
 	"github.com/sdengine/engine/daemon/command"
 	"github.com/sdengine/engine/daemon/execdriver/shim"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
@@ -24,6 +25,8 @@ func main() {
 			shim.Main(os.Args[2:]) // never returns
 		case hooks.Command:
 			hooks.Main(os.Args[2:]) // never returns
+		case podinfra.Command:
+			podinfra.Main() // never returns
 		}
 	}
 	if err := command.New().Execute(); err != nil {

@@ -299,7 +299,7 @@ func run(cfg *config.Config, tlsConf *tls.Config, load loadFunc) error {
 	}
 	criCtx, stopCRI := context.WithCancel(ctx)
 	defer stopCRI()
-	if err := startCRI(criCtx, cfg, d, errc); err != nil {
+	if err := startCRI(criCtx, cfg, d, shim, errc); err != nil {
 		shutdownCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		srv.Close(shutdownCtx)

@@ -14,8 +14,9 @@ import (
 )
 
 // startCRI serves Kubernetes' CRI on cfg.CRISocket, when it is set, until
-// ctx ends; errors of the server after it started go to errc.
-func startCRI(ctx context.Context, cfg *config.Config, d *daemon.Daemon, errc chan<- error) error {
+// ctx ends; errors of the server after it started go to errc. shim is the
+// engine's shim binary, which also serves as pods' infra process.
+func startCRI(ctx context.Context, cfg *config.Config, d *daemon.Daemon, shim string, errc chan<- error) error {
 	if cfg.CRISocket == "" {
 		return nil
 	}
@@ -28,6 +29,7 @@ func startCRI(ctx context.Context, cfg *config.Config, d *daemon.Daemon, errc ch
 		RunRoot:       filepath.Join(cfg.ExecRoot, "cri"),
 		CNI:           cni.Config{ConfDir: cfg.CNIConfDir, BinDirs: cfg.CNIBinDirs, CacheDir: filepath.Join(cfg.Root, "cri", "cni")},
 		SystemdCgroup: info.CgroupDriver == "systemd",
+		InfraBinary:   shim,
 		EngineVersion: server.EngineVersion,
 	}, d)
 	if err != nil {
