@@ -81,6 +81,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 	// The registry reports pulls and pushes to the event log, made below.
 	var d *Daemon
 	registry, err := distribution.New(distribution.Config{InsecureRegistries: cfg.InsecureRegistries, Mirrors: cfg.RegistryMirrors,
+		MirrorsFor:    cfg.RegistryMirrorsFor,
 		AddRegistries: cfg.AddRegistries, BlockRegistries: cfg.BlockRegistries, CertsDir: cfg.RegistryCertsDir,
 		Events: func(a eventtypes.Action, ref reference.Named) { d.refEvent(a, ref) }}, images)
 	if err != nil {

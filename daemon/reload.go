@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -31,6 +32,7 @@ func (d *Daemon) Reload(newCfg *config.Config) {
 		{"live-restore", newCfg.LiveRestore != cfg.LiveRestore},
 		{"insecure-registries", !slices.Equal(newCfg.InsecureRegistries, cfg.InsecureRegistries)},
 		{"registry-mirrors", !slices.Equal(newCfg.RegistryMirrors, cfg.RegistryMirrors)},
+		{"registry-mirrors-for", !maps.EqualFunc(newCfg.RegistryMirrorsFor, cfg.RegistryMirrorsFor, slices.Equal)},
 		{"log-driver", newCfg.LogDriver != cfg.LogDriver},
 	} {
 		if s.changed {

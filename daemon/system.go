@@ -121,6 +121,7 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 		Swarm:      swarm.Info{LocalNodeState: swarm.LocalNodeStateInactive},
 		SystemTime: time.Now().Format(time.RFC3339Nano),
 	}}
+	info.RegistryConfig = d.registry.ServiceConfig()
 	info.NumberOfHooks = d.hookCount()
 	info.Plugins.Log = logger.Names()
 	info.Plugins.Volume = []string{}

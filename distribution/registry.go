@@ -7,9 +7,11 @@ package distribution
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -32,6 +34,11 @@ type Config struct {
 	// Mirrors are registry URLs tried, in order, before Docker Hub for a
 	// Docker Hub name (daemon --registry-mirror).
 	Mirrors []string
+	// MirrorsFor are, per registry host ("registry.k8s.io", "host:port";
+	// "docker.io" adds to Mirrors), registry URLs tried in order before it
+	// (daemon --registry-mirror-for HOST=URL). A mirror is spoken to
+	// anonymously, and the registry itself is tried last.
+	MirrorsFor map[string][]string
 	// AddRegistries is Red Hat's search list (daemon --add-registry):
 	// registries an unqualified name is looked for in, in order, before
 	// Docker Hub. Empty: unqualified names are Docker Hub's, as in Docker.
@@ -54,15 +61,16 @@ const userAgent = "docker/28.5.2 (sdengine)"
 
 // Service pulls into, and pushes from, one image store.
 type Service struct {
-	store    *image.Store
-	insecure map[string]bool
-	nets     []*net.IPNet
-	mirrors  []string // hosts, in order
-	added    []string // the search list before Docker Hub (--add-registry)
-	blocked  map[string]bool
-	blockAll bool
-	certsDir string
-	events   func(action eventtypes.Action, ref reference.Named)
+	store      *image.Store
+	insecure   map[string]bool
+	nets       []*net.IPNet
+	mirrors    map[string][]string // registry host -> mirror hosts, in order
+	mirrorURLs map[string][]string // the same, as configured (for info)
+	added      []string            // the search list before Docker Hub (--add-registry)
+	blocked    map[string]bool
+	blockAll   bool
+	certsDir   string
+	events     func(action eventtypes.Action, ref reference.Named)
 }
 
 // event reports a pull or push of ref.
@@ -93,22 +101,79 @@ func New(cfg Config, store *image.Store) (*Service, error) {
 		}
 		s.insecure[r] = true
 	}
-	for _, m := range cfg.Mirrors {
-		u, err := url.Parse(strings.TrimSpace(m))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid mirror: %q is not a valid URI", m))
+	s.mirrors, s.mirrorURLs = map[string][]string{}, map[string][]string{}
+	if err := s.addMirrors(dockerHub, cfg.Mirrors); err != nil {
+		return nil, err
+	}
+	for host, urls := range cfg.MirrorsFor {
+		if host == "" || strings.ContainsAny(host, "/ ") {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid registry %q for mirrors: it must be host[:port]", host))
 		}
-		if u.Scheme == "http" {
-			// A mirror named by an http:// URL is spoken to in plain HTTP.
-			s.insecure[u.Host] = true
+		if host == "index.docker.io" || host == "registry-1.docker.io" {
+			host = dockerHub
 		}
-		s.mirrors = append(s.mirrors, u.Host)
+		if err := s.addMirrors(host, urls); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.setSearchList(cfg.AddRegistries, cfg.BlockRegistries); err != nil {
 		return nil, err
 	}
 	s.certsDir = cfg.CertsDir
 	return s, nil
+}
+
+// addMirrors adds mirrors (http:// or https:// URLs, no path) for the
+// registry host.
+func (s *Service) addMirrors(host string, urls []string) error {
+	for _, m := range urls {
+		u, err := url.Parse(strings.TrimSpace(m))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid mirror: %q is not a valid URI", m))
+		}
+		if strings.Trim(u.Path, "/") != "" {
+			return errdefs.InvalidParameter(fmt.Errorf("invalid mirror %q: a mirror serves the registry's paths at its root, so it has no path", m))
+		}
+		if u.Scheme == "http" {
+			// A mirror named by an http:// URL is spoken to in plain HTTP.
+			s.insecure[u.Host] = true
+		}
+		s.mirrors[host] = append(s.mirrors[host], u.Host)
+		s.mirrorURLs[host] = append(s.mirrorURLs[host], strings.TrimSuffix(u.String(), "/")+"/")
+	}
+	return nil
+}
+
+// ServiceConfig is the registry configuration `docker info` shows: the
+// insecure CIDRs (loopback always), and an index entry for Docker Hub and
+// for each registry with mirrors.
+func (s *Service) ServiceConfig() *registry.ServiceConfig {
+	sc := &registry.ServiceConfig{
+		IndexConfigs: map[string]*registry.IndexInfo{},
+		Mirrors:      slices.Clone(s.mirrorURLs[dockerHub]),
+	}
+	if sc.Mirrors == nil {
+		sc.Mirrors = []string{}
+	}
+	_, lo, _ := net.ParseCIDR("127.0.0.0/8")
+	_, lo6, _ := net.ParseCIDR("::1/128")
+	for _, n := range append([]*net.IPNet{lo, lo6}, s.nets...) {
+		sc.InsecureRegistryCIDRs = append(sc.InsecureRegistryCIDRs, (*registry.NetIPNet)(n))
+	}
+	hosts := slices.Sorted(maps.Keys(s.insecure))
+	hosts = append(hosts, slices.Sorted(maps.Keys(s.mirrorURLs))...)
+	hosts = append(hosts, dockerHub)
+	for _, h := range hosts {
+		if _, ok := sc.IndexConfigs[h]; ok {
+			continue
+		}
+		mirrors := slices.Clone(s.mirrorURLs[h])
+		if mirrors == nil {
+			mirrors = []string{}
+		}
+		sc.IndexConfigs[h] = &registry.IndexInfo{Name: h, Mirrors: mirrors, Secure: !s.isInsecure(h), Official: h == dockerHub}
+	}
+	return sc
 }
 
 // isInsecure says whether host (as in a reference: "host[:port]") may be
@@ -195,15 +260,13 @@ type endpoint struct {
 	mirror bool
 }
 
-// endpoints lists where named may be pulled from: the mirrors first for a
-// Docker Hub name, then its own registry.
+// endpoints lists where named may be pulled from: its registry's mirrors
+// first, then the registry.
 func (s *Service) endpoints(named reference.Named) []endpoint {
 	host := reference.Domain(named)
 	var eps []endpoint
-	if host == dockerHub {
-		for _, m := range s.mirrors {
-			eps = append(eps, endpoint{host: m, mirror: true})
-		}
+	for _, m := range s.mirrors[host] {
+		eps = append(eps, endpoint{host: m, mirror: true})
 	}
 	return append(eps, endpoint{host: host})
 }

@@ -248,3 +248,31 @@ func TestRegistryAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryMirrorFor: --registry-mirror-for serves another registry's
+// names (here registry.k8s.io, which a test must never reach) from a
+// registry on loopback, and `docker info` shows the mirror.
+func TestRegistryMirrorFor(t *testing.T) {
+	reg := startRegistry(t, false)
+	src := NewDaemon(t)
+	src.Start(t)
+	defer src.Cleanup(t)
+	loadBusybox(t, src)
+	src.MustCLI(t, "tag", "busybox", reg.Addr+"/e2e-test-images/busybox:1.29-2")
+	src.MustCLI(t, "push", reg.Addr+"/e2e-test-images/busybox:1.29-2")
+
+	d := NewDaemon(t, "--registry-mirror-for", "registry.k8s.io=http://"+reg.Addr)
+	d.Start(t)
+	defer d.Cleanup(t)
+	ref := "registry.k8s.io/e2e-test-images/busybox:1.29-2"
+	if r := d.Stock("pull", ref); r.Code != 0 || !strings.Contains(r.Stdout, "Downloaded newer image for "+ref) {
+		t.Fatalf("pull through the mirror: %s", r)
+	}
+	if out := d.MustCLI(t, "run", "--rm", ref, "echo", "mirrored"); out != "mirrored" {
+		t.Fatalf("run the mirrored image: %q", out)
+	}
+	out := d.MustCLI(t, "info", "--format", `{{json (index .RegistryConfig.IndexConfigs "registry.k8s.io").Mirrors}}`)
+	if want := `["http://` + reg.Addr + `/"]`; out != want {
+		t.Errorf("info mirrors of registry.k8s.io = %s, want %s", out, want)
+	}
+}

@@ -105,6 +105,7 @@ func newCommand(start func(*config.Config, *tls.Config, loadFunc) error) *cobra.
 		`Free space image import and load leave on the data root's filesystem: a percentage of it ("5%") or a size ("2GB"); "0" for none`)
 	f.StringSliceVar(&flagCfg.InsecureRegistries, "insecure-registry", nil, "Enable insecure registry communication (plain HTTP, unverified TLS)")
 	f.StringSliceVar(&flagCfg.RegistryMirrors, "registry-mirror", nil, "Preferred registry mirror for Docker Hub names")
+	f.Var(mirrorsFor{&flagCfg.RegistryMirrorsFor}, "registry-mirror-for", "Mirror of a registry, as HOST=URL (repeatable; tried in order before HOST)")
 	f.StringSliceVar(&flagCfg.AddRegistries, "add-registry", nil, "Registry to look unqualified image names up in, before Docker Hub (repeatable, in order)")
 	f.StringSliceVar(&flagCfg.BlockRegistries, "block-registry", nil, `Registry to refuse for pull, push and search (repeatable; "all" for every registry not added)`)
 	f.StringVar(&flagCfg.RegistryCertsDir, "registry-certs-dir", config.DefaultRegistryCertsDir, "Directory of per-registry TLS certificates (<dir>/<host:port>/ca.crt, client.cert, client.key)")
@@ -156,6 +157,7 @@ func applyFlags(cmd *cobra.Command, cfg, flags *config.Config, logOpts []string)
 		{"min-free-space", "min-free-space", cfg.MinFreeSpace != config.DefaultMinFreeSpace, func() { cfg.MinFreeSpace = flags.MinFreeSpace }},
 		{"insecure-registry", "insecure-registries", len(cfg.InsecureRegistries) > 0, func() { cfg.InsecureRegistries = flags.InsecureRegistries }},
 		{"registry-mirror", "registry-mirrors", len(cfg.RegistryMirrors) > 0, func() { cfg.RegistryMirrors = flags.RegistryMirrors }},
+		{"registry-mirror-for", "registry-mirrors-for", len(cfg.RegistryMirrorsFor) > 0, func() { cfg.RegistryMirrorsFor = flags.RegistryMirrorsFor }},
 		{"add-registry", "add-registry", len(cfg.AddRegistries) > 0, func() { cfg.AddRegistries = flags.AddRegistries }},
 		{"block-registry", "block-registry", len(cfg.BlockRegistries) > 0, func() { cfg.BlockRegistries = flags.BlockRegistries }},
 		{"registry-certs-dir", "registry-certs-dir", cfg.RegistryCertsDir != config.DefaultRegistryCertsDir, func() { cfg.RegistryCertsDir = flags.RegistryCertsDir }},

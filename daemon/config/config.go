@@ -43,6 +43,10 @@ type Config struct {
 	// mirrors tried before Docker Hub for its names.
 	InsecureRegistries []string `json:"insecure-registries,omitempty"`
 	RegistryMirrors    []string `json:"registry-mirrors,omitempty"`
+	// RegistryMirrorsFor are mirrors of any registry, by its host, tried
+	// in order before it (an extension: Docker has mirrors for Docker Hub
+	// only; a Kubernetes node serves registry.k8s.io from one).
+	RegistryMirrorsFor map[string][]string `json:"registry-mirrors-for,omitempty"`
 	// Red Hat's search list, an opt-in (docs/registries.md): registries
 	// an unqualified name is looked for in before Docker Hub, and
 	// registries refused ("all": every one not added). The keys are the
