@@ -369,3 +369,21 @@ func TestFollowAcrossReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A log whose last record is a P one (the output ended without a
+// newline): that is the last line for tail.
+func TestTailUnfinished(t *testing.T) {
+	w, p := newWriter(t)
+	s := w.StreamWriter("stdout")
+	write(t, s, "one\ntwo\nthree")
+	s.Close()
+	for n, want := range map[int]string{0: "", 1: "three", 2: "two\nthree", 5: "one\ntwo\nthree"} {
+		var got string
+		for _, m := range readAll(t, p, ReadOptions{Tail: n}) {
+			got += string(m.Line)
+		}
+		if got != want {
+			t.Errorf("tail %d: %q, want %q", n, got, want)
+		}
+	}
+}

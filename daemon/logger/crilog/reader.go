@@ -183,7 +183,9 @@ func (r *reader) flushPieces() error {
 
 // tailOffset finds where the last n lines of f begin, a line being the
 // records up to an F one: just past the (n+1)th F record from the end.
-// It reads the file backwards, and of each record only its head.
+// The last record counts as a line's end even if it is a P one: the
+// output ended without a newline, and Read delivers it as a line. It
+// reads the file backwards, and of each record only its head.
 func tailOffset(f *os.File, n int) (int64, int, error) {
 	st, err := f.Stat()
 	if err != nil {
@@ -205,6 +207,12 @@ func tailOffset(f *os.File, n int) (int64, int, error) {
 	// next is the start of the record after the one being looked at;
 	// the last, unterminated one (if any) is never counted.
 	pos, next := st.Size(), int64(-1)
+	isEnd := func(off int64) bool {
+		if next == st.Size() {
+			return true // the last record (the file ends in a newline)
+		}
+		return isFull(off)
+	}
 	for pos > 0 {
 		sz := min(int64(block), pos)
 		pos -= sz
@@ -216,7 +224,7 @@ func tailOffset(f *os.File, n int) (int64, int, error) {
 				continue
 			}
 			start := pos + i + 1
-			if next >= 0 && isFull(start) {
+			if next >= 0 && isEnd(start) {
 				if found++; found == n+1 {
 					return next, n, nil
 				}
@@ -224,7 +232,7 @@ func tailOffset(f *os.File, n int) (int64, int, error) {
 			next = start
 		}
 	}
-	if next >= 0 && isFull(0) {
+	if next >= 0 && isEnd(0) {
 		if found++; found == n+1 {
 			return next, n, nil
 		}
