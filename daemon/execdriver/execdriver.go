@@ -83,6 +83,10 @@ type Task interface {
 	Update(u Update) error
 	// Stats reads the container's cgroup statistics (docker stats).
 	Stats() (*cgroups.Stats, error)
+	// ReopenLog makes the container's log driver write to a new file at
+	// its path (CRI's ReopenContainerLog, after the kubelet renamed the
+	// file away); NotImplemented for a driver that cannot.
+	ReopenLog() error
 }
 
 // Update is a docker update's limits: each non-nil field replaces the

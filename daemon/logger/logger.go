@@ -4,6 +4,7 @@ package logger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sdengine/engine/daemon/logger/crilog"
 	"github.com/sdengine/engine/daemon/logger/journald"
 	"github.com/sdengine/engine/daemon/logger/jsonfilelog"
 	"github.com/sdengine/engine/daemon/logger/local"
@@ -41,6 +43,13 @@ type Logger interface {
 	Close() error
 }
 
+// Reopener is a Logger whose file can be moved away by someone else (the
+// kubelet rotates a cri log by renaming it): Reopen makes it write to a
+// new file at its path, losing and repeating nothing.
+type Reopener interface {
+	Reopen() error
+}
+
 // Message and ReadOptions are what reading gives and takes.
 type (
 	Message     = logfile.Message
@@ -53,6 +62,9 @@ type driver struct {
 	create   func(info Info) (Logger, error)
 	// read is nil for drivers that cannot be read back.
 	read func(ctx context.Context, info Info, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error
+	// reopens: its Logger is a Reopener. The daemon, which holds no
+	// Logger (the shim does), asks this before it asks the shim.
+	reopens bool
 }
 
 var drivers = map[string]driver{
@@ -95,6 +107,24 @@ var drivers = map[string]driver{
 		read: func(ctx context.Context, info Info, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error {
 			return local.Read(ctx, info.LogPath, opts, done, fn)
 		},
+	},
+	"cri": {
+		validate: crilog.ValidateOptions,
+		create: func(info Info) (Logger, error) {
+			w, err := crilog.New(info.Config)
+			if err != nil {
+				return nil, err
+			}
+			return w, nil
+		},
+		read: func(ctx context.Context, info Info, opts ReadOptions, done <-chan struct{}, fn func(Message) error) error {
+			p, err := crilog.Path(info.Config)
+			if err != nil {
+				return err
+			}
+			return crilog.Read(ctx, p, opts, done, fn)
+		},
+		reopens: true,
 	},
 	"journald": {
 		validate: journald.ValidateOptions,
@@ -184,4 +214,26 @@ func CheckReadable(name string) error {
 		return errdefs.InvalidParameter(fmt.Errorf("configured logging driver does not support reading: %s", name))
 	}
 	return nil
+}
+
+// CheckReopenable fails, NotImplemented, for drivers whose Logger is not a
+// Reopener: only a file someone else rotates needs reopening.
+func CheckReopenable(name string) error {
+	d, err := lookup(name)
+	if err != nil {
+		return err
+	}
+	if !d.reopens {
+		return errdefs.NotImplemented(fmt.Errorf("log driver %s cannot reopen its log (only cri can)", name))
+	}
+	return nil
+}
+
+// Reopen reopens l's file, if l is a Reopener.
+func Reopen(l Logger) error {
+	r, ok := l.(Reopener)
+	if !ok {
+		return errdefs.NotImplemented(errors.New("the container's log driver cannot reopen its log"))
+	}
+	return r.Reopen()
 }

@@ -105,6 +105,12 @@ func (t *Task) Stats() (*cgroups.Stats, error) {
 	return resp.Stats, nil
 }
 
+// ReopenLog makes the container's log driver reopen its file.
+func (t *Task) ReopenLog() error {
+	_, err := t.simple(shimproto.Request{Op: shimproto.OpReopenLog})
+	return err
+}
+
 // Start lets the container's process run.
 func (t *Task) Start() error {
 	t.attaching.Wait()

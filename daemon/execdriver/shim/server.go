@@ -15,6 +15,7 @@ import (
 
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/execdriver/shimproto"
+	"github.com/sdengine/engine/daemon/logger"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -88,6 +89,9 @@ func (s *shim) handle(conn net.Conn) {
 			return
 		}
 		reply(shimproto.Response{Stats: st})
+	case shimproto.OpReopenLog:
+		// logw is set before the socket listens and never replaced.
+		reply(s.resp(logger.Reopen(s.logw)))
 	case shimproto.OpAttach:
 		s.attach(conn, br, req.Stdin)
 	case shimproto.OpExec:

@@ -80,6 +80,10 @@ const (
 	OpUpdate = "update"
 	// OpStats reads the limits cgroup's statistics (the whole container).
 	OpStats = "stats"
+	// OpReopenLog makes the container's log driver write to a new file
+	// at its log's path (the cri driver: the kubelet renamed the file
+	// away). A driver that cannot answers NotImplemented.
+	OpReopenLog = "reopen-log"
 	// OpCreate, on a group socket, asks the shim to host one more
 	// container (Request.Create). The request may carry descriptors for
 	// the container's first process (SCM_RIGHTS, see WriteCreate). A shim
@@ -203,6 +207,7 @@ const (
 	classConflict    = "conflict"
 	classNotFound    = "notfound"
 	classUnavailable = "unavailable"
+	classNotImpl     = "notimplemented"
 )
 
 // ErrResponse reports err, with its class and a StartError's exit code,
@@ -222,6 +227,8 @@ func ErrResponse(err error) Response {
 		r.Class = classNotFound
 	case errdefs.ClassUnavailable:
 		r.Class = classUnavailable
+	case errdefs.ClassNotImplemented:
+		r.Class = classNotImpl
 	}
 	return r
 }
@@ -244,6 +251,8 @@ func (r *Response) Err() error {
 		return errdefs.NotFound(e)
 	case classUnavailable:
 		return errdefs.Unavailable(e)
+	case classNotImpl:
+		return errdefs.NotImplemented(e)
 	}
 	return e
 }
