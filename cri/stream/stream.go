@@ -261,4 +261,3 @@ func (g *goneWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
-
