@@ -218,4 +218,3 @@ func (s session) run(t *testing.T, url string) result {
 	wg.Wait()
 	return r
 }
-
