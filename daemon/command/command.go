@@ -294,7 +294,8 @@ func run(cfg *config.Config, tlsConf *tls.Config, load loadFunc) error {
 		d.Shutdown(shutdownCtx)
 		return err
 	}
-	errc := make(chan error, len(listeners)+1)
+	// One each for the API's listeners, the CRI's and its streaming server.
+	errc := make(chan error, len(listeners)+2)
 	for _, l := range listeners {
 		slog.Info("API listening", "addr", l.Addr().String())
 		go func() { errc <- srv.Serve(l) }()
