@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -303,6 +304,9 @@ func (s *Server) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodSandbo
 	resp := &runtimeapi.PodSandboxStatusResponse{Status: st}
 	if req.Verbose {
 		resp.Info = map[string]string{"netns": sb.NetNS, "ipcns": sb.IPCNS, "utsns": sb.UTSNS, "dir": sb.Dir}
+		if sb.Infra != nil {
+			resp.Info["pid"] = strconv.Itoa(sb.Infra.PID)
+		}
 	}
 	return resp, nil
 }
