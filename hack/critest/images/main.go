@@ -381,6 +381,7 @@ func push(args []string) error {
 	fs := flag.NewFlagSet("push", flag.ExitOnError)
 	dirPath := fs.String("layout", "", "the OCI layout build wrote")
 	registry := fs.String("registry", "127.0.0.1:5000", "registry to push to")
+	latest := fs.Bool("latest-aliases", false, "also tag the first image of each repository that has no latest as latest")
 	_ = fs.Parse(args)
 	idx, err := layout.ImageIndexFromPath(*dirPath)
 	if err != nil {
@@ -392,12 +393,13 @@ func push(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	for _, d := range im.Manifests {
-		n := d.Annotations[refAnnotation]
-		if n == "" {
-			continue
-		}
-		img, err := idx.Image(d.Digest)
+	// first is each repository's first image; hasLatest, whether it has
+	// a latest tag of its own.
+	first := map[string]v1.Hash{}
+	hasLatest := map[string]bool{}
+	var repos []string
+	write := func(n string, h v1.Hash) error {
+		img, err := idx.Image(h)
 		if err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
@@ -407,6 +409,36 @@ func push(args []string) error {
 		}
 		if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
 			return fmt.Errorf("push %s: %w", ref, err)
+		}
+		return nil
+	}
+	for _, d := range im.Manifests {
+		n := d.Annotations[refAnnotation]
+		if n == "" {
+			continue
+		}
+		if err := write(n, d.Digest); err != nil {
+			return err
+		}
+		repo, tag, _ := strings.Cut(n, ":")
+		if _, ok := first[repo]; !ok {
+			first[repo] = d.Digest
+			repos = append(repos, repo)
+		}
+		hasLatest[repo] = hasLatest[repo] || tag == "latest"
+	}
+	if !*latest {
+		return nil
+	}
+	// critest's -registry-prefix drops the tag of the names it rewrites
+	// (framework.PrepareImageName keeps only the path, and the port's
+	// colon stops it from adding :latest): what it pulls is REPO:latest.
+	for _, repo := range repos {
+		if hasLatest[repo] {
+			continue
+		}
+		if err := write(repo+":latest", first[repo]); err != nil {
+			return err
 		}
 	}
 	return nil
