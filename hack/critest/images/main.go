@@ -381,7 +381,6 @@ func push(args []string) error {
 	fs := flag.NewFlagSet("push", flag.ExitOnError)
 	dirPath := fs.String("layout", "", "the OCI layout build wrote")
 	registry := fs.String("registry", "127.0.0.1:5000", "registry to push to")
-	latest := fs.Bool("latest-aliases", false, "also tag the first image of each repository that has no latest as latest")
 	_ = fs.Parse(args)
 	idx, err := layout.ImageIndexFromPath(*dirPath)
 	if err != nil {
@@ -393,11 +392,6 @@ func push(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	// first is each repository's first image; hasLatest, whether it has
-	// a latest tag of its own.
-	first := map[string]v1.Hash{}
-	hasLatest := map[string]bool{}
-	var repos []string
 	write := func(n string, h v1.Hash) error {
 		img, err := idx.Image(h)
 		if err != nil {
@@ -418,26 +412,6 @@ func push(args []string) error {
 			continue
 		}
 		if err := write(n, d.Digest); err != nil {
-			return err
-		}
-		repo, tag, _ := strings.Cut(n, ":")
-		if _, ok := first[repo]; !ok {
-			first[repo] = d.Digest
-			repos = append(repos, repo)
-		}
-		hasLatest[repo] = hasLatest[repo] || tag == "latest"
-	}
-	if !*latest {
-		return nil
-	}
-	// critest's -registry-prefix drops the tag of the names it rewrites
-	// (framework.PrepareImageName keeps only the path, and the port's
-	// colon stops it from adding :latest): what it pulls is REPO:latest.
-	for _, repo := range repos {
-		if hasLatest[repo] {
-			continue
-		}
-		if err := write(repo+":latest", first[repo]); err != nil {
 			return err
 		}
 	}
