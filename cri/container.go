@@ -65,8 +65,13 @@ func (s *Server) StartContainer(ctx context.Context, req *runtimeapi.StartContai
 	return &runtimeapi.StartContainerResponse{}, nil
 }
 
+// StopContainer is idempotent: stopping a container that is not there
+// (any more) succeeds, as the kubelet retries stops.
 func (s *Server) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	c, err := s.inspect(ctx, req.ContainerId)
+	if isNotFound(err) {
+		return &runtimeapi.StopContainerResponse{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

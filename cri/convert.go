@@ -42,6 +42,11 @@ func containerName(m *runtimeapi.ContainerMetadata, pod *runtimeapi.PodSandboxMe
 func createParams(sb *sandbox, cfg *runtimeapi.ContainerConfig, imageID string) (backend.CreateParams, error) {
 	pod := sb.config
 	sec := cfg.GetLinux().GetSecurityContext()
+	if sec.GetRunAsGroup() != nil && sec.GetRunAsUser() == nil && sec.GetRunAsUsername() == "" {
+		// The group would apply to whatever user the image names: the
+		// kubelet never sends that, so it is a malformed request.
+		return backend.CreateParams{}, invalid("security context: run_as_group needs run_as_user or run_as_username")
+	}
 	labels := map[string]string{}
 	for k, v := range cfg.Labels {
 		labels[k] = v
@@ -124,9 +129,14 @@ func createParams(sb *sandbox, cfg *runtimeapi.ContainerConfig, imageID string) 
 	if sec.GetNoNewPrivs() {
 		hc.SecurityOpt = append(hc.SecurityOpt, "no-new-privileges=true")
 	}
-	seccomp, err := seccompOpt(sec)
-	if err != nil {
-		return backend.CreateParams{}, err
+	// A privileged container runs without seccomp whatever profile it
+	// names, as with every CRI runtime: privileged is all or nothing.
+	seccomp := "seccomp=unconfined"
+	if !sec.GetPrivileged() {
+		var err error
+		if seccomp, err = seccompOpt(sec); err != nil {
+			return backend.CreateParams{}, err
+		}
 	}
 	if seccomp != "" {
 		hc.SecurityOpt = append(hc.SecurityOpt, seccomp)

@@ -227,9 +227,12 @@ func (s *Server) releaseSandbox(ctx context.Context, sb *sandbox) error {
 
 // StopPodSandbox stops the pod's containers and releases its network and
 // namespaces; the record stays (NOTREADY) until the removal. It is
-// idempotent.
+// idempotent: stopping a pod that is not there (any more) succeeds.
 func (s *Server) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
 	sb, err := s.pods.get(req.PodSandboxId)
+	if isNotFound(err) {
+		return &runtimeapi.StopPodSandboxResponse{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
