@@ -204,6 +204,7 @@ func seccompOpt(sec *runtimeapi.LinuxContainerSecurityContext) (string, error) {
 	if p == nil {
 		// The field before the typed profile: "runtime/default",
 		// "localhost/<path>", "unconfined" or empty.
+		//lint:ignore SA1019 older kubelets and critest's SeccompProfilePath specs still send it
 		switch path := sec.GetSeccompProfilePath(); {
 		case path == "runtime/default" || path == "docker/default":
 			return "", nil

@@ -20,7 +20,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -80,10 +79,6 @@ type Server struct {
 	net     *cni.Manager
 	pods    *sandboxStore
 	streams Streamer
-
-	// createMu serialises container creation per sandbox and name, so
-	// that two creates of one name cannot both pass the check.
-	createMu sync.Mutex
 }
 
 // New loads the sandboxes' records and prepares CNI. streams may be nil

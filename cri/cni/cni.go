@@ -64,8 +64,9 @@ func New(cfg Config) (*Manager, error) {
 	return &Manager{cfg: cfg, cni: libcni.NewCNIConfigWithCacheDir(cfg.BinDirs, cfg.CacheDir, nil)}, nil
 }
 
-// network loads the pod network: the first .conflist (or legacy .conf /
-// .json single-plugin configuration) of ConfDir that parses.
+// network loads the pod network: the first network configuration list of
+// ConfDir that parses (.conflist, .conf or .json; libcni no longer reads
+// the single-plugin format of CNI's first versions).
 func (m *Manager) network() (*libcni.NetworkConfigList, error) {
 	files, err := libcni.ConfFiles(m.cfg.ConfDir, []string{".conflist", ".conf", ".json"})
 	if err != nil {
@@ -75,13 +76,6 @@ func (m *Manager) network() (*libcni.NetworkConfigList, error) {
 	var errs []error
 	for _, f := range files {
 		list, err := libcni.NetworkConfFromFile(f)
-		if err != nil {
-			// NetworkConfFromFile reads lists; a single plugin's
-			// configuration becomes a list of one.
-			if conf, cerr := libcni.ConfFromFile(f); cerr == nil && conf.Network.Type != "" {
-				list, err = libcni.ConfListFromConf(conf)
-			}
-		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f, err))
 			continue
