@@ -149,7 +149,10 @@ func (s *Server) ImageFsInfo(ctx context.Context, req *runtimeapi.ImageFsInfoReq
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(info.DockerRootDir, info.Driver)
+	// The storage driver's directory (as daemon.New lays out the data
+	// root): the images' layers and the containers' writable ones, which
+	// share the file system the kubelet's image GC watches.
+	dir := filepath.Join(info.DockerRootDir, "graph", info.Driver)
 	var bytes, inodes uint64
 	seen := map[uint64]bool{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -257,8 +258,13 @@ func TestCRIBadInput(t *testing.T) {
 	if _, err := cd.rs.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("h", 0), RuntimeHandler: "kata"}); code(err) != codes.NotFound {
 		t.Errorf("unknown runtime handler: %v", err)
 	}
-	if _, err := cd.rs.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "0123456789ab"}); code(err) != codes.NotFound {
+	// Stops and removals of what is not there succeed: the kubelet
+	// retries them.
+	if _, err := cd.rs.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "0123456789ab"}); err != nil {
 		t.Errorf("stop an unknown pod: %v", err)
+	}
+	if _, err := cd.rs.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: "0123456789ab"}); err != nil {
+		t.Errorf("stop an unknown container: %v", err)
 	}
 	if _, err := cd.rs.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: "0123456789ab"}); err != nil {
 		t.Errorf("remove an unknown pod: %v", err)
@@ -310,5 +316,55 @@ func TestCRIBadInput(t *testing.T) {
 	}
 	if m := cd.podMounts(t); len(m) > 0 {
 		t.Errorf("mounts left: %v", m)
+	}
+}
+
+// TestCRIImages: the CRI's image service against a registry that needs
+// credentials: a pull without them fails, with them it succeeds; status,
+// list, file system usage and removal (twice: removal is idempotent).
+func TestCRIImages(t *testing.T) {
+	reg := startRegistry(t, true)
+	cd := startCRIDaemon(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	repo := reg.Addr + "/private/busybox:v1"
+	cd.MustCLI(t, "tag", "busybox", repo)
+	cfg := t.TempDir()
+	if r := runWithConfig(ourCLI, cd.Daemon, cfg, reg.Pass+"\n", "login", "-u", reg.User, "--password-stdin", reg.Addr); r.Code != 0 {
+		t.Fatalf("login: %s", r)
+	}
+	if r := runWithConfig(ourCLI, cd.Daemon, cfg, "", "push", repo); r.Code != 0 {
+		t.Fatalf("push: %s", r)
+	}
+	cd.MustCLI(t, "rmi", repo)
+
+	spec := &runtimeapi.ImageSpec{Image: repo}
+	if _, err := cd.is.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec}); err == nil {
+		t.Fatal("pull without credentials succeeded")
+	}
+	pr, err := cd.is.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec,
+		Auth: &runtimeapi.AuthConfig{Username: reg.User, Password: reg.Pass}})
+	if err != nil {
+		t.Fatalf("pull with credentials: %v", err)
+	}
+	st, err := cd.is.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
+	if err != nil || st.Image == nil || st.Image.Id != pr.ImageRef || !slices.Contains(st.Image.RepoTags, repo) || st.Image.Size == 0 {
+		t.Fatalf("status after pull: %v, %+v (pulled %s)", err, st.GetImage(), pr.ImageRef)
+	}
+	l, err := cd.is.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	if err != nil || !slices.ContainsFunc(l.Images, func(i *runtimeapi.Image) bool { return i.Id == pr.ImageRef }) {
+		t.Fatalf("list: %v, %v", err, l)
+	}
+	fs, err := cd.is.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
+	if err != nil || len(fs.ImageFilesystems) == 0 || fs.ImageFilesystems[0].UsedBytes.GetValue() == 0 {
+		t.Fatalf("image fs info: %v, %v", err, fs)
+	}
+	for range 2 {
+		if _, err := cd.is.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: pr.ImageRef}}); err != nil {
+			t.Fatalf("remove: %v", err)
+		}
+	}
+	if st, err := cd.is.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec}); err != nil || st.Image != nil {
+		t.Errorf("status after removal: %v, %v", err, st.GetImage())
 	}
 }
