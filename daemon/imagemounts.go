@@ -34,8 +34,10 @@ func imageMountsDir(c *container.Container) string { return filepath.Join(c.Root
 func (d *Daemon) resolveImageMount(mp *container.MountPoint) error {
 	img, err := d.images.Get(mp.Source)
 	if err != nil {
+		// Not a NotFound (404): docker's CLI takes a 404 from create for
+		// the container's own image missing, and pulls that.
 		if errdefs.IsNotFound(err) {
-			return errdefs.NotFound(fmt.Errorf("invalid mount config for type %q: image %s not found locally: %w", mount.TypeImage, mp.Source, err))
+			return invalidMount(mount.TypeImage, "image %s not found locally (image mounts do not pull): %v", mp.Source, err)
 		}
 		return invalidMount(mount.TypeImage, "image %s: %v", mp.Source, err)
 	}
