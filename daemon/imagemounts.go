@@ -45,7 +45,10 @@ func (d *Daemon) resolveImageMount(mp *container.MountPoint) error {
 	if mp.Subpath == "" {
 		return nil
 	}
-	dir, err := os.MkdirTemp(d.cfg.Root, "image-mount-check-")
+	if err := os.MkdirAll(imageCheckDir(d.cfg.Root), 0o700); err != nil {
+		return fmt.Errorf("image mount check: %w", err)
+	}
+	dir, err := os.MkdirTemp(imageCheckDir(d.cfg.Root), "")
 	if err != nil {
 		return fmt.Errorf("image mount check: %w", err)
 	}
@@ -58,6 +61,18 @@ func (d *Daemon) resolveImageMount(mp *container.MountPoint) error {
 		return invalidMount(mount.TypeImage, "subpath %q of image %s: %v", mp.Subpath, mp.Source, err)
 	}
 	return nil
+}
+
+// imageCheckDir holds the short-lived views resolveImageMount checks a
+// subpath in.
+func imageCheckDir(root string) string { return filepath.Join(root, "image-mount-check") }
+
+// cleanImageChecks unmounts and removes the views of checks that a
+// crash cut short (at daemon start, before any create).
+func cleanImageChecks(root string) {
+	if err := unmountImageViews(imageCheckDir(root)); err != nil {
+		slog.Error("image mount checks left by a crash", "err", err)
+	}
 }
 
 // imageSpecMount mounts the image view of c's i-th mount point and
@@ -98,16 +113,16 @@ func (d *Daemon) imageSpecMount(c *container.Container, i int, mp *container.Mou
 // failed start, removal, recovery) and removes their directories. The
 // caller holds c's lock, or c is not shared yet.
 func (d *Daemon) unmountImageMounts(c *container.Container) {
-	if err := unmountImageViews(c.Root); err != nil {
+	if err := unmountImageViews(imageMountsDir(c)); err != nil {
 		slog.Error("unmount image mounts", "id", c.ID, "err", err)
 	}
 }
 
-// unmountImageViews unmounts the image views below a container
-// directory. It reads the mount table, not the mount points, so that it
-// also finds what a crash left, or a container without a record.
-func unmountImageViews(containerRoot string) error {
-	base := filepath.Join(containerRoot, "image-mounts")
+// unmountImageViews unmounts the image views below base (a container's
+// image-mounts directory) and removes their directories and base. It
+// reads the mount table, not the mount points, so that it also finds
+// what a crash left, or a container without a record.
+func unmountImageViews(base string) error {
 	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(base))
 	if err != nil {
 		return fmt.Errorf("list image mounts: %w", err)

@@ -174,7 +174,7 @@ func (d *Daemon) discard(id string) {
 		slog.Error("recovery: removing a writable layer", "id", id, "err", err)
 	}
 	releaseShm(filepath.Join(d.containers.Root(), id))
-	if err := unmountImageViews(filepath.Join(d.containers.Root(), id)); err != nil {
+	if err := unmountImageViews(filepath.Join(d.containers.Root(), id, "image-mounts")); err != nil {
 		slog.Error("recovery: unmounting image mounts", "id", id, "err", err)
 	}
 	if err := os.RemoveAll(filepath.Join(d.containers.Root(), id)); err != nil {
