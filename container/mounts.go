@@ -36,6 +36,9 @@ type MountPoint struct {
 	// limit) and mode of its root (0: 1777).
 	TmpfsSize int64       `json:",omitempty"`
 	TmpfsMode os.FileMode `json:",omitempty"`
+	// ImageID is an image mount's image ("sha256:..."), resolved from
+	// its source at create; Source keeps the reference as given.
+	ImageID string `json:",omitempty"`
 	// Spec is the --mount as given, for the record.
 	Spec *mount.Mount `json:",omitempty"`
 }

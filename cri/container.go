@@ -234,6 +234,10 @@ func containerStatus(c *backend.ContainerInspect) *runtimeapi.ContainerStatus {
 		}
 	}
 	for _, m := range c.Mounts {
+		if m.Type == "image" {
+			st.Mounts = append(st.Mounts, imageVolumeStatus(m, c.HostConfig))
+			continue
+		}
 		if m.Type != "bind" {
 			continue
 		}

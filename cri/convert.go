@@ -247,6 +247,9 @@ func resources(r *runtimeapi.LinuxContainerResources) containertypes.Resources {
 // bindMount is a CRI mount as the engine's bind. A missing source is made
 // a directory, as the kubelet's runtimes do for host paths it prepared.
 func bindMount(m *runtimeapi.Mount) (mount.Mount, error) {
+	if m.GetImage() != nil {
+		return imageVolumeMount(m)
+	}
 	if !filepath.IsAbs(m.HostPath) || !filepath.IsAbs(m.ContainerPath) {
 		return mount.Mount{}, invalid("mount %q -> %q: both paths must be absolute", m.HostPath, m.ContainerPath)
 	}

@@ -187,6 +187,19 @@ func TestParseMountSpec(t *testing.T) {
 		{m: mount.Mount{Type: "tmpfs", Source: "x", Target: "/t"}, err: "field Source must not be specified"},
 		{m: mount.Mount{Type: "bogus", Target: "/t"}, err: "mount type unknown"},
 		{m: mount.Mount{Type: "tmpfs"}, err: "field Target must not be empty"},
+		// Image mounts are read-only whatever is asked.
+		{m: mount.Mount{Type: "image", Source: "busybox", Target: "/m/", ReadOnly: false, ImageOptions: &mount.ImageOptions{Subpath: "etc/"}},
+			check: func(mp *container.MountPoint) bool {
+				return !mp.RW && mp.Source == "busybox" && mp.Destination == "/m" && mp.Subpath == "etc" && mp.Propagation == "rprivate"
+			}},
+		{m: mount.Mount{Type: "image", Source: "busybox", Target: "/m", ImageOptions: &mount.ImageOptions{Subpath: "./"}},
+			check: func(mp *container.MountPoint) bool { return mp.Subpath == "" }},
+		{m: mount.Mount{Type: "image", Target: "/m"}, err: "field Source must not be empty"},
+		{m: mount.Mount{Type: "image", Source: "busybox", Target: "m"}, err: "must be absolute"},
+		{m: mount.Mount{Type: "image", Source: "busybox", Target: "/m", ImageOptions: &mount.ImageOptions{Subpath: "/etc"}}, err: "relative"},
+		{m: mount.Mount{Type: "image", Source: "busybox", Target: "/m", ImageOptions: &mount.ImageOptions{Subpath: "a/../../etc"}}, err: "'..'"},
+		{m: mount.Mount{Type: "image", Source: "busybox", Target: "/m", ImageOptions: &mount.ImageOptions{Subpath: "a/.."}}, err: "'..'"},
+		{m: mount.Mount{Type: "image", Source: "busybox", Target: "/m", VolumeOptions: &mount.VolumeOptions{}}, err: "field VolumeOptions must not be specified"},
 	} {
 		mp, err := parseMountSpec(tc.m, false)
 		if tc.err != "" {

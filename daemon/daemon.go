@@ -136,6 +136,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		return nil, err
 	}
 	d.restoreVolumeRefs()
+	cleanImageChecks(cfg.Root)
 	d.recover(ctx)
 	d.remountVolumes()
 	d.restartOnBoot()

@@ -153,7 +153,7 @@ func (d *Daemon) imageUsers(id digest.Digest) int {
 	n := 0
 	for _, c := range d.containers.List() {
 		c.Lock()
-		if c.ImageID == id.String() {
+		if c.ImageID == id.String() || mountsImage(c, id.String()) {
 			n++
 		}
 		c.Unlock()

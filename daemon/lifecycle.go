@@ -421,8 +421,9 @@ func (d *Daemon) remove(c *container.Container, removeVolumes bool) error {
 		slog.Debug("unmount before remove", "id", c.ID, "err", err)
 	}
 	// Before the directory goes: RemoveAll would empty a /dev/shm still
-	// mounted there and then fail on it.
+	// mounted there and then fail on it (and an image view, read-only).
 	releaseShm(c.Root)
+	d.unmountImageMounts(c)
 	if err := d.images.DiscardRWLayer(c.ID); err != nil {
 		c.State.Status = container.StatusDead
 		_ = c.SaveLocked()

@@ -206,14 +206,57 @@ func parseMountSpec(m mount.Mount, roNonRecursive bool) (*container.MountPoint, 
 				return nil, errdefs.NotImplemented(fmt.Errorf("tmpfs mount options (TmpfsOptions.Options) are not implemented by this engine"))
 			}
 		}
+	case mount.TypeImage:
+		if m.BindOptions != nil {
+			return nil, invalidMount(m.Type, "field BindOptions must not be specified")
+		}
+		if m.VolumeOptions != nil {
+			return nil, invalidMount(m.Type, "field VolumeOptions must not be specified")
+		}
+		if m.TmpfsOptions != nil {
+			return nil, invalidMount(m.Type, "field TmpfsOptions must not be specified")
+		}
+		if m.Source == "" {
+			return nil, invalidMount(m.Type, "field Source must not be empty")
+		}
+		mp.Source = m.Source
+		// Read-only whatever was asked, as Docker makes image mounts.
+		mp.RW = false
+		mp.Propagation = mount.PropagationRPrivate
+		if o := m.ImageOptions; o != nil && o.Subpath != "" {
+			sp, err := cleanSubpath(o.Subpath)
+			if err != nil {
+				return nil, invalidMount(m.Type, "%v", err)
+			}
+			mp.Subpath = sp
+		}
 	case "":
 		return nil, errdefs.InvalidParameter(fmt.Errorf("invalid mount config: must specify a mount type"))
-	case mount.TypeNamedPipe, mount.TypeCluster, mount.TypeImage:
+	case mount.TypeNamedPipe, mount.TypeCluster:
 		return nil, errdefs.NotImplemented(fmt.Errorf("mount type %q is not implemented by this engine", m.Type))
 	default:
 		return nil, invalidMount(m.Type, "mount type unknown")
 	}
 	return mp, nil
+}
+
+// cleanSubpath checks an image mount's subpath: relative, clean and
+// without "..", so that it names a directory inside the image however
+// it is joined (volumeSubpath confines it again at start).
+func cleanSubpath(sub string) (string, error) {
+	if filepath.IsAbs(sub) {
+		return "", fmt.Errorf("subpath must be a relative path within the image: %s", sub)
+	}
+	for _, part := range strings.Split(sub, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("subpath must not contain '..': %s", sub)
+		}
+	}
+	clean := filepath.Clean(sub)
+	if clean == "." {
+		return "", nil
+	}
+	return clean, nil
 }
 
 // parseVolumesFrom reads one --volumes-from CONTAINER[:ro|rw].

@@ -174,6 +174,9 @@ func (d *Daemon) discard(id string) {
 		slog.Error("recovery: removing a writable layer", "id", id, "err", err)
 	}
 	releaseShm(filepath.Join(d.containers.Root(), id))
+	if err := unmountImageViews(filepath.Join(d.containers.Root(), id, "image-mounts")); err != nil {
+		slog.Error("recovery: unmounting image mounts", "id", id, "err", err)
+	}
 	if err := os.RemoveAll(filepath.Join(d.containers.Root(), id)); err != nil {
 		slog.Error("recovery: removing a container directory", "id", id, "err", err)
 	}
@@ -233,6 +236,9 @@ func (d *Daemon) recoverContainer(ctx context.Context, c *container.Container, i
 			slog.Debug("unmount of stopped container", "id", c.ID, "err", err)
 		}
 		releaseShm(c.Root)
+		c.Lock()
+		d.unmountImageMounts(c)
+		c.Unlock()
 	}
 }
 
@@ -277,6 +283,7 @@ func (d *Daemon) release(c *container.Container) {
 		slog.Debug("unmount of stopped container", "id", c.ID, "err", err)
 	}
 	releaseShm(c.Root)
+	d.unmountImageMounts(c)
 	d.disconnectNetwork(c)
 	c.BaseFS = ""
 }

@@ -97,6 +97,11 @@ func (d *Daemon) planMounts(cfg *containertypes.Config, hc *containertypes.HostC
 		if err := d.checkBindSource(mp); err != nil {
 			return nil, err
 		}
+		if mp.Type == mount.TypeImage {
+			if err := d.resolveImageMount(mp); err != nil {
+				return nil, err
+			}
+		}
 		if err := add(mp, replaceable(mp.Destination)); err != nil {
 			return nil, err
 		}
@@ -308,9 +313,10 @@ func (d *Daemon) remountVolumes() {
 	}
 }
 
-// unmountVolumes ends the container's use of its volumes (exit, failed
-// start). The caller holds c's lock.
+// unmountVolumes ends the container's use of its volumes and image
+// mounts (exit, failed start). The caller holds c's lock.
 func (d *Daemon) unmountVolumes(c *container.Container) {
+	d.unmountImageMounts(c)
 	for _, mp := range c.MountPoints {
 		if mp.Type == mount.TypeVolume && mp.Name != "" {
 			if err := d.volumes.Unmount(mp.Name, c.ID); err != nil {
@@ -330,8 +336,14 @@ func (d *Daemon) userMounts(c *container.Container, rootfs string) (_ []specs.Mo
 		}
 	}()
 	var ms []specs.Mount
-	for _, mp := range mountPointsOf(c) {
+	for i, mp := range mountPointsOf(c) {
 		switch mp.Type {
+		case mount.TypeImage:
+			m, err := d.imageSpecMount(c, i, mp)
+			if err != nil {
+				return nil, err
+			}
+			ms = append(ms, m)
 		case mount.TypeBind:
 			m, err := bindSpecMount(mp)
 			if err != nil {
@@ -437,8 +449,14 @@ func bindSpecMount(mp *container.MountPoint) (specs.Mount, error) {
 func apiMountPoints(mps []*container.MountPoint) []containertypes.MountPoint {
 	out := []containertypes.MountPoint{}
 	for _, mp := range mps {
+		name := mp.Name
+		if mp.Type == mount.TypeImage {
+			// The image's ID, which the reference in Source may no
+			// longer name (the CRI reports it as the mount's image ref).
+			name = mp.ImageID
+		}
 		out = append(out, containertypes.MountPoint{
-			Type: mp.Type, Name: mp.Name, Source: mp.Source, Destination: mp.Destination,
+			Type: mp.Type, Name: name, Source: mp.Source, Destination: mp.Destination,
 			Driver: mp.Driver, Mode: mp.Mode, RW: mp.RW, Propagation: mp.Propagation,
 		})
 	}

@@ -28,6 +28,11 @@ type Driver interface {
 	// that kept running across a daemon restart keep their rootfs.
 	Mount(id string) (string, error)
 	Unmount(id string) error
+	// MountReadOnly mounts a read-only layer with its parents, read-only,
+	// at target (an existing directory outside the driver's root), for an
+	// image mount. The caller unmounts target itself (umount(2)); unlike
+	// Mount, nothing is shared, so any number of such views can coexist.
+	MountReadOnly(id, target string) error
 	Remove(id string) error
 	// List returns the ids of every layer directory on disk, complete or
 	// not, so that the image store can remove those no metadata refers to.

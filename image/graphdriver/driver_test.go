@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/pkg/archive"
+	"github.com/sdengine/engine/pkg/errdefs"
 )
 
 func layerTar(t *testing.T, files map[string]string) []byte {
@@ -93,6 +95,33 @@ func TestDrivers(t *testing.T) {
 				t.Errorf("image view %q", got)
 			}
 			d.Unmount("top")
+			// Image mounts: read-only views of a chain (several lowers, and
+			// a base layer alone), any number at once, at targets outside
+			// the driver's root.
+			for _, tc := range []struct{ id, want string }{{"top", "a c"}, {"base", "a b"}} {
+				var views []string
+				for range 2 {
+					v := t.TempDir()
+					if err := d.MountReadOnly(tc.id, v); err != nil {
+						t.Fatal(err)
+					}
+					views = append(views, v)
+				}
+				for _, v := range views {
+					if got := listDir(t, v); got != tc.want {
+						t.Errorf("read-only view of %s: %q, want %q", tc.id, got, tc.want)
+					}
+					if err := os.WriteFile(filepath.Join(v, "new"), []byte("x"), 0o644); err == nil {
+						t.Errorf("read-only view of %s is writable", tc.id)
+					}
+					if err := unix.Unmount(v, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := d.MountReadOnly("nosuch", t.TempDir()); !errdefs.IsNotFound(err) {
+				t.Errorf("view of a missing layer: %v", err)
+			}
 			for _, id := range []string{"top", "base"} {
 				if err := d.Remove(id); err != nil {
 					t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 // bind-propagation, bind-nonrecursive, bind-recursive
 // (enabled|disabled|writable|readonly), bind-create-mountpoint,
 // volume-driver, volume-label, volume-nocopy, volume-opt, volume-subpath,
-// tmpfs-size, tmpfs-mode.
+// tmpfs-size, tmpfs-mode, image-subpath.
 func ParseMounts(values []string) ([]mount.Mount, error) {
 	var out []mount.Mount
 	for _, v := range values {
@@ -140,6 +140,11 @@ func parseMount(value string) (mount.Mount, error) {
 				vol().DriverConfig.Options = map[string]string{}
 			}
 			vol().DriverConfig.Options[k] = ov
+		case "image-subpath":
+			if m.ImageOptions == nil {
+				m.ImageOptions = &mount.ImageOptions{}
+			}
+			m.ImageOptions.Subpath = val
 		case "tmpfs-size":
 			n, err := units.RAMInBytes(val)
 			if err != nil {
@@ -166,6 +171,8 @@ func parseMount(value string) (mount.Mount, error) {
 		return m, fmt.Errorf("cannot mix 'volume-*' options with mount type '%s'", m.Type)
 	case m.TmpfsOptions != nil && m.Type != mount.TypeTmpfs:
 		return m, fmt.Errorf("cannot mix 'tmpfs-*' options with mount type '%s'", m.Type)
+	case m.ImageOptions != nil && m.Type != mount.TypeImage:
+		return m, fmt.Errorf("cannot mix 'image-*' options with mount type '%s'", m.Type)
 	}
 	return m, nil
 }

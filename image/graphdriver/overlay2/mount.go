@@ -1,6 +1,7 @@
 package overlay2
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +60,43 @@ func (d *Driver) Mount(id string) (string, error) {
 		return "", fmt.Errorf("overlay2: mount %s: %w", id, err)
 	}
 	return merged, nil
+}
+
+// MountReadOnly implements graphdriver.Driver: an overlay of the layer
+// and its parents as lowerdirs only (no upper, so read-only by nature),
+// mounted read-only at target. A base layer alone is bound read-only.
+func (d *Driver) MountReadOnly(id, target string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if d.isRW(id) {
+		return errdefs.InvalidParameter(fmt.Errorf("overlay2: layer %s is a container's writable layer", id))
+	}
+	link, err := os.ReadFile(filepath.Join(d.dir(id), "link"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return errdefs.NotFound(fmt.Errorf("overlay2: layer %s: %w", id, err))
+		}
+		return fmt.Errorf("overlay2: %w", err)
+	}
+	low, err := d.lowers(id)
+	if err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_RDONLY | unix.MS_NODEV | unix.MS_NOSUID)
+	if len(low) == 0 {
+		return bindMount(d.Diff(id), target, unix.MS_RDONLY)
+	}
+	// overlayfs needs two lowerdirs at least when there is no upperdir,
+	// which holds here.
+	opts := "lowerdir=" + strings.Join(append([]string{linkDir + "/" + string(link)}, low...), ":")
+	if len(opts) >= os.Getpagesize()-1 {
+		return fmt.Errorf("overlay2: layer %s has too many parents (%d) for one mount", id, len(low))
+	}
+	if err := mountFrom(d.root, "overlay", target, "overlay", flags, opts); err != nil {
+		return fmt.Errorf("overlay2: read-only mount of %s at %s: %w", id, target, err)
+	}
+	return nil
 }
 
 // Unmount implements graphdriver.Driver.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sdengine/engine/pkg/archive"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/fscopy"
@@ -96,6 +98,27 @@ func (d *Driver) Mount(id string) (string, error) {
 		return "", errdefs.NotFound(fmt.Errorf("vfs: layer %s: %w", id, err))
 	}
 	return d.Diff(id), nil
+}
+
+// MountReadOnly implements graphdriver.Driver: a vfs layer is a full
+// copy of its parents, so a read-only bind of its directory is the view.
+func (d *Driver) MountReadOnly(id, target string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	src := d.Diff(id)
+	if _, err := os.Stat(src); err != nil {
+		return errdefs.NotFound(fmt.Errorf("vfs: layer %s: %w", id, err))
+	}
+	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("vfs: bind %s at %s: %w", id, target, err)
+	}
+	// A bind takes the read-only flag only on a remount.
+	if err := unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		unix.Unmount(target, unix.MNT_DETACH)
+		return fmt.Errorf("vfs: remount %s read-only: %w", target, err)
+	}
+	return nil
 }
 
 // Unmount implements graphdriver.Driver; nothing is mounted.

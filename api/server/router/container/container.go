@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/versions"
 
 	"github.com/sdengine/engine/api/fdpass"
@@ -135,6 +136,14 @@ func versionedCreate(version string, p *backend.CreateParams) error {
 	if versions.LessThan(version, "1.43") {
 		// HostConfig.Annotations came with API 1.43.
 		p.HostConfig.Annotations = nil
+	}
+	if versions.LessThan(version, "1.48") {
+		// Image mounts came with API 1.48.
+		for _, m := range p.HostConfig.Mounts {
+			if m.Type == mount.TypeImage {
+				return errdefs.InvalidParameter(fmt.Errorf("mount type %q needs API version 1.48 or later (the client speaks %s)", m.Type, version))
+			}
+		}
 	}
 	if versions.LessThan(version, "1.44") && p.Networking != nil && len(p.Networking.EndpointsConfig) > 1 {
 		names := make([]string, 0, len(p.Networking.EndpointsConfig))

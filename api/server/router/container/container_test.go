@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	containertypes "github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/sdengine/engine/api/server/backend"
@@ -45,6 +46,18 @@ func TestVersionedCreate(t *testing.T) {
 		}
 		if kept := p.HostConfig.Annotations != nil; kept != tc.keepAnnotations {
 			t.Errorf("API %s: annotations kept %v, want %v", tc.version, kept, tc.keepAnnotations)
+		}
+	}
+}
+
+// Image mounts came with API 1.48: refused before.
+func TestVersionedCreateImageMount(t *testing.T) {
+	for version, ok := range map[string]bool{"1.47": false, "1.48": true, "1.51": true} {
+		p := backend.CreateParams{HostConfig: &containertypes.HostConfig{
+			Mounts: []mount.Mount{{Type: mount.TypeImage, Source: "busybox", Target: "/m"}}}}
+		err := versionedCreate(version, &p)
+		if ok != (err == nil) || err != nil && !errdefs.IsInvalidParameter(err) {
+			t.Errorf("API %s: %v", version, err)
 		}
 	}
 }
