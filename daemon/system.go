@@ -16,6 +16,7 @@ import (
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/logger"
+	"github.com/sdengine/engine/volume"
 )
 
 // SystemVersion serves /version.
@@ -124,8 +125,11 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 	info.RegistryConfig = d.registry.ServiceConfig()
 	info.NumberOfHooks = d.hookCount()
 	info.Plugins.Log = logger.Names()
-	info.Plugins.Volume = []string{}
-	info.Plugins.Network = []string{"host", "null"}
+	// The drivers built in, as Docker lists its own: the local volume
+	// driver; the bridge driver (user-defined networks and the default
+	// bridge), host and null.
+	info.Plugins.Volume = []string{volume.DefaultDriver}
+	info.Plugins.Network = []string{"bridge", "host", "null"}
 	return info, nil
 }
 

@@ -87,6 +87,11 @@ func TestInfoAndVersionThroughStockCLI(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "linux inactive") {
 		t.Fatalf("stock info: %s", r)
 	}
+	// The built-in drivers are listed as plugins, as Docker lists its own.
+	r = shared.Stock("info")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Volume: local\n") || !strings.Contains(r.Stdout, "Network: bridge host null\n") {
+		t.Errorf("stock info plugins: %s", r)
+	}
 }
 
 // Docker prints "Swarm: inactive" between the plugins and the runtimes;
