@@ -47,7 +47,8 @@ critest: binaries
 	hack/critest/run
 
 # gofmt, vet, staticcheck (the integration tests build only with their tag:
-# checked apart); and the image store stands on its own (nothing under daemon/).
+# checked apart); and the image store stands on its own (nothing under daemon/);
+# no import runs the wrong way between the layers (hack/lint/imports.txt).
 # lint also keeps net/http out of the shim, which starts afresh for every
 # container and exec: net/http's initialisation alone cost 3 ms a start.
 lint:
@@ -57,6 +58,7 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS)' ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS) integration' ./integration-cli/
 	! $(GO) list -tags '$(TAGS)' -test -deps ./image/... | grep 'sdengine/engine/daemon/'
+	TAGS='$(TAGS)' hack/lint/imports
 	! $(GO) list -tags '$(TAGS) netgo osusergo' -deps ./cmd/docker-shim | grep -x 'net/http'
 
 # moby v28.5.2's own API integration tests against a private dockerd

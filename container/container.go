@@ -16,7 +16,7 @@ import (
 	containertypes "github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 
-	"github.com/sdengine/engine/daemon/restartmanager"
+	"github.com/sdengine/engine/container/restartmanager"
 	"github.com/sdengine/engine/pkg/atomicfile"
 	"github.com/sdengine/engine/runconfig"
 )

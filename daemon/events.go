@@ -11,12 +11,16 @@ import (
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/events"
 	"github.com/sdengine/engine/libnetwork"
+	"github.com/sdengine/engine/pkg/errdefs"
 )
 
 // SubscribeEvents is GET /events.
-func (d *Daemon) SubscribeEvents(since, until time.Time, f filters.Args) ([]eventtypes.Message, <-chan eventtypes.Message, func()) {
+func (d *Daemon) SubscribeEvents(since, until time.Time, f filters.Args) ([]eventtypes.Message, <-chan eventtypes.Message, func(), error) {
+	if err := f.Validate(events.AcceptedFilters); err != nil {
+		return nil, nil, nil, errdefs.InvalidParameter(err)
+	}
 	past, sub := d.events.Subscribe(since, until, events.Filter{Args: f})
-	return past, sub.C(), func() { d.events.Cancel(sub) }
+	return past, sub.C(), func() { d.events.Cancel(sub) }, nil
 }
 
 // Events is the daemon's event log, for the parts of the engine that

@@ -20,11 +20,12 @@ import (
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/daemon/sdnotify"
 	"github.com/sdengine/engine/daemon/systemdprofile"
+	"github.com/sdengine/engine/pkg/notifymsg"
 	runconfigopts "github.com/sdengine/engine/runconfig/opts"
 )
 
 // ActionSdnotify is the container event that carries a notification's
-// fields as attributes (sdnotify.Message.Attributes), for the CLI that
+// fields as attributes (notifymsg.Message.Attributes), for the CLI that
 // relays them to its own unit and for any other tool.
 const ActionSdnotify eventtypes.Action = "sdnotify"
 
@@ -42,7 +43,7 @@ type notifier struct {
 
 // notifyWanted says whether c gets a notify socket.
 func notifyWanted(c *container.Container) bool {
-	switch strings.ToLower(c.Config.Labels[sdnotify.Label]) {
+	switch strings.ToLower(c.Config.Labels[notifymsg.Label]) {
 	case "true", "1", "yes", "container":
 		return true
 	case "false", "0", "no":
@@ -115,7 +116,7 @@ func (d *Daemon) startNotify(c *container.Container, restored bool) error {
 	if restored && c.State.Health != nil {
 		n.tr.Restore(string(c.State.Health.Status), lastStatus(c.State.Health))
 	}
-	l, err := sdnotify.Listen(c.NotifyDir, func(pid int) bool { return pidInContainer(pid, c.ID) }, func(m sdnotify.Message, pid int) {
+	l, err := sdnotify.Listen(c.NotifyDir, func(pid int) bool { return pidInContainer(pid, c.ID) }, func(m notifymsg.Message, pid int) {
 		d.handleNotify(c, n, m)
 	})
 	if err != nil {
@@ -171,9 +172,9 @@ func (n *notifier) close() {
 
 // handleNotify applies a message and publishes it as an `sdnotify` event;
 // plain WATCHDOG=1 pings make an event at most every pingEventEvery.
-func (d *Daemon) handleNotify(c *container.Container, n *notifier, m sdnotify.Message) {
+func (d *Daemon) handleNotify(c *container.Container, n *notifier, m notifymsg.Message) {
 	n.tr.Apply(m)
-	if m.Watchdog && m == (sdnotify.Message{Watchdog: true}) {
+	if m.Watchdog && m == (notifymsg.Message{Watchdog: true}) {
 		n.mu.Lock()
 		skip := time.Since(n.lastPing) < pingEventEvery
 		if !skip {

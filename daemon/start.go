@@ -13,9 +13,9 @@ import (
 
 	"github.com/sdengine/engine/api/fdpass"
 	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/container/restartmanager"
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
-	"github.com/sdengine/engine/daemon/restartmanager"
 	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
 	runconfigopts "github.com/sdengine/engine/runconfig/opts"

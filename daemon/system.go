@@ -12,7 +12,7 @@ import (
 	"github.com/docker/docker/api/types/system"
 	"golang.org/x/sys/unix"
 
-	"github.com/sdengine/engine/api/server"
+	"github.com/sdengine/engine/api"
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/daemon/logger"
@@ -23,9 +23,9 @@ import (
 func (d *Daemon) SystemVersion(ctx context.Context) types.Version {
 	v := types.Version{
 		Platform:      struct{ Name string }{Name: "sdengine"},
-		Version:       server.EngineVersion,
-		APIVersion:    server.DefaultVersion,
-		MinAPIVersion: server.MinVersion,
+		Version:       api.EngineVersion,
+		APIVersion:    api.DefaultVersion,
+		MinAPIVersion: api.MinVersion,
 		GitCommit:     gitCommit(),
 		GoVersion:     runtime.Version(),
 		Os:            runtime.GOOS,
@@ -108,7 +108,7 @@ func (d *Daemon) SystemInfo(ctx context.Context) (*backend.Info, error) {
 		MemTotal:           int64(si.Totalram) * int64(si.Unit),
 		DockerRootDir:      d.cfg.Root,
 		Name:               hostname,
-		ServerVersion:      server.EngineVersion,
+		ServerVersion:      api.EngineVersion,
 		DefaultRuntime:     "runc",
 		Runtimes:           map[string]system.RuntimeWithStatus{"runc": {}},
 		LiveRestoreEnabled: d.cfg.LiveRestore,

@@ -14,17 +14,10 @@ import (
 	"github.com/docker/docker/api/types/versions"
 	"github.com/gorilla/mux"
 
+	"github.com/sdengine/engine/api"
 	"github.com/sdengine/engine/api/server/httputils"
 	"github.com/sdengine/engine/api/server/router"
 	"github.com/sdengine/engine/pkg/errdefs"
-)
-
-// The API versions served. DefaultVersion is the one github.com/docker/docker
-// v28.5's api/types implement; MinVersion is the oldest the stock CLI may
-// negotiate down to.
-const (
-	DefaultVersion = "1.51"
-	MinVersion     = "1.24"
 )
 
 // Server is the HTTP side of the daemon.
@@ -138,20 +131,20 @@ func (s *Server) makeHandler(r router.Route) http.Handler {
 		vars := mux.Vars(req)
 		version := vars["version"]
 		if version == "" {
-			version = DefaultVersion
+			version = api.DefaultVersion
 		}
-		if versions.LessThan(version, MinVersion) {
+		if versions.LessThan(version, api.MinVersion) {
 			httputils.WriteError(w, req, errdefs.InvalidParameter(fmt.Errorf(
-				"client version %s is too old. Minimum supported API version is %s, please upgrade your client to a newer version", version, MinVersion)))
+				"client version %s is too old. Minimum supported API version is %s, please upgrade your client to a newer version", version, api.MinVersion)))
 			return
 		}
-		if versions.GreaterThan(version, DefaultVersion) {
+		if versions.GreaterThan(version, api.DefaultVersion) {
 			httputils.WriteError(w, req, errdefs.InvalidParameter(fmt.Errorf(
-				"client version %s is too new. Maximum supported API version is %s", version, DefaultVersion)))
+				"client version %s is too new. Maximum supported API version is %s", version, api.DefaultVersion)))
 			return
 		}
-		w.Header().Set("Server", "Docker/"+EngineVersion+" (linux)")
-		w.Header().Set("Api-Version", DefaultVersion)
+		w.Header().Set("Server", "Docker/"+api.EngineVersion+" (linux)")
+		w.Header().Set("Api-Version", api.DefaultVersion)
 		w.Header().Set("Ostype", "linux")
 		// Before anything reads the body, ParseForm included.
 		body, err := httputils.LimitBody(w, req, limit, stall)
@@ -178,9 +171,6 @@ func (s *Server) makeHandler(r router.Route) http.Handler {
 		}
 	})
 }
-
-// EngineVersion is what /version reports as the engine's own version.
-var EngineVersion = "28.5.2-sd"
 
 func pageNotFound(w http.ResponseWriter, r *http.Request) {
 	httputils.WriteError(w, r, errdefs.NotFound(fmt.Errorf("page not found")))

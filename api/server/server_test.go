@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sdengine/engine/api"
 	"github.com/sdengine/engine/api/server/router"
 )
 
@@ -108,7 +109,7 @@ func TestOptionsAnswersEmpty200(t *testing.T) {
 		if rec.Code != http.StatusOK || rec.Body.Len() != 0 {
 			t.Errorf("OPTIONS %s: %d %q, want an empty 200", target, rec.Code, rec.Body.String())
 		}
-		if rec.Header().Get("Api-Version") != DefaultVersion {
+		if rec.Header().Get("Api-Version") != api.DefaultVersion {
 			t.Errorf("OPTIONS %s: no Api-Version header", target)
 		}
 	}
@@ -150,7 +151,7 @@ func TestNotImplementedChecksTheVersion(t *testing.T) {
 		t.Errorf("got %d %q, want 400 too new", rec.Code, rec.Body.String())
 	}
 	rec = serve(t, "GET", "/v1.51/distribution/busybox/json")
-	if rec.Header().Get("Api-Version") != DefaultVersion || rec.Header().Get("Server") == "" {
+	if rec.Header().Get("Api-Version") != api.DefaultVersion || rec.Header().Get("Server") == "" {
 		t.Errorf("501 without the version headers: %v", rec.Header())
 	}
 }

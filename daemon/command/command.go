@@ -21,6 +21,7 @@ import (
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 	"github.com/spf13/cobra"
 
+	"github.com/sdengine/engine/api"
 	"github.com/sdengine/engine/api/server"
 	buildrouter "github.com/sdengine/engine/api/server/router/build"
 	containerrouter "github.com/sdengine/engine/api/server/router/container"
@@ -61,7 +62,7 @@ func newCommand(start func(*config.Config, *tls.Config, loadFunc) error) *cobra.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
-		Version:       server.EngineVersion,
+		Version:       api.EngineVersion,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			load := func() (*config.Config, error) {
 				cfg := config.Default()

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/sdengine/engine/api/server"
+	"github.com/sdengine/engine/api"
 	"github.com/sdengine/engine/cri"
 	"github.com/sdengine/engine/cri/cni"
 	"github.com/sdengine/engine/cri/stream"
@@ -33,7 +33,7 @@ func startCRI(ctx context.Context, cfg *config.Config, d *daemon.Daemon, shim st
 		CNI:           cni.Config{ConfDir: cfg.CNIConfDir, BinDirs: cfg.CNIBinDirs, CacheDir: filepath.Join(cfg.Root, "cri", "cni")},
 		SystemdCgroup: info.CgroupDriver == "systemd",
 		InfraBinary:   shim,
-		EngineVersion: server.EngineVersion,
+		EngineVersion: api.EngineVersion,
 	}, d)
 	if err != nil {
 		return err

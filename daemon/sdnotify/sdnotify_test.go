@@ -2,6 +2,7 @@ package sdnotify
 
 import (
 	"fmt"
+	"github.com/sdengine/engine/pkg/notifymsg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,44 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-func TestParse(t *testing.T) {
-	m, err := Parse([]byte("READY=1\nSTATUS=Startup finished in 1.2s\nMAINPID=42\nWATCHDOG_USEC=5000000\nEXTEND_TIMEOUT_USEC=10\nX_SYSTEMD_UNIT_ACTIVE=basic.target\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Message{Ready: true, Status: "Startup finished in 1.2s", HasStatus: true, MainPID: 42, WatchdogUsec: 5000000, ExtendTimeoutUsec: 10}
-	if m != want {
-		t.Fatalf("got %+v, want %+v", m, want)
-	}
-	for _, bad := range []string{
-		"", "garbage", "READY=1\nnonsense", "READY=1\x00", "STATUS=\xff\xfe",
-		"X_SYSTEMD_UNIT_ACTIVE=basic.target", // nothing the engine understands
-		"READY=2", "MAINPID=-1", "MAINPID=abc", "WATCHDOG_USEC=0",
-		strings.Repeat("A", MaxMessage+1),
-	} {
-		if _, err := Parse([]byte(bad)); err == nil {
-			t.Errorf("Parse(%.40q) accepted", bad)
-		}
-	}
-	long, err := Parse([]byte("STATUS=" + strings.Repeat("é", 1000)))
-	if err != nil || len(long.Status) > maxStatus || !strings.HasPrefix(long.Status, "é") || strings.ContainsRune(long.Status, 0xfffd) {
-		t.Fatalf("long STATUS: %v %d", err, len(long.Status))
-	}
-}
-
-func TestFormatAndAttributes(t *testing.T) {
-	m := Message{Ready: true, Stopping: true, Reloading: true, Watchdog: true, Status: "s", HasStatus: true, MainPID: 7, WatchdogUsec: 3, ExtendTimeoutUsec: 4}
-	if got := FromAttributes(m.Attributes()); got != m {
-		t.Fatalf("round trip: %+v", got)
-	}
-	if got, want := m.Format(99), "MAINPID=99\nSTATUS=s\nWATCHDOG_USEC=3\nEXTEND_TIMEOUT_USEC=4\nRELOADING=1\nSTOPPING=1\nREADY=1\nWATCHDOG=1"; got != want {
-		t.Fatalf("Format: %q", got)
-	}
-	if _, ok := (Message{Ready: true}).Attributes()["STATUS"]; ok {
-		t.Fatal("STATUS attribute without STATUS=")
-	}
-}
 
 type entries struct {
 	mu sync.Mutex
@@ -73,30 +36,30 @@ func TestTracker(t *testing.T) {
 	if tr.Health() != Starting {
 		t.Fatal(tr.Health())
 	}
-	tr.Apply(Message{Status: "booting", HasStatus: true})
+	tr.Apply(notifymsg.Message{Status: "booting", HasStatus: true})
 	if e := rec.last(); e.Health != Starting || e.Output != "STATUS=booting" {
 		t.Fatalf("%+v", e)
 	}
-	tr.Apply(Message{Ready: true, Status: "up", HasStatus: true, MainPID: 5})
+	tr.Apply(notifymsg.Message{Ready: true, Status: "up", HasStatus: true, MainPID: 5})
 	if e := rec.last(); e.Health != Healthy || e.Output != "STATUS=up\nREADY=1" {
 		t.Fatalf("%+v", e)
 	}
 	n := rec.count()
-	if tr.Apply(Message{Watchdog: true}) || tr.Apply(Message{Ready: true}) || rec.count() != n {
+	if tr.Apply(notifymsg.Message{Watchdog: true}) || tr.Apply(notifymsg.Message{Ready: true}) || rec.count() != n {
 		t.Fatal("a ping or a repeated READY=1 made an entry")
 	}
-	tr.Apply(Message{Reloading: true})
+	tr.Apply(notifymsg.Message{Reloading: true})
 	if e := rec.last(); e.Health != Healthy || !strings.Contains(e.Output, "RELOADING=1") || !strings.Contains(e.Output, "STATUS=up") {
 		t.Fatalf("%+v", e)
 	}
-	tr.Apply(Message{Ready: true})
+	tr.Apply(notifymsg.Message{Ready: true})
 	if rec.count() != n+2 {
 		t.Fatal("READY=1 after RELOADING=1 made no entry")
 	}
 	// The watchdog: a lapse is unhealthy, the next ping ends it.
-	tr.Apply(Message{WatchdogUsec: 50000})
+	tr.Apply(notifymsg.Message{WatchdogUsec: 50000})
 	time.Sleep(30 * time.Millisecond)
-	tr.Apply(Message{Watchdog: true})
+	tr.Apply(notifymsg.Message{Watchdog: true})
 	time.Sleep(30 * time.Millisecond)
 	if tr.Health() != Healthy {
 		t.Fatal("lapsed although pinged")
@@ -108,29 +71,29 @@ func TestTracker(t *testing.T) {
 	if e := rec.last(); e.Health != Unhealthy || !e.Failing || !strings.Contains(e.Output, "watchdog timeout") {
 		t.Fatalf("%+v", e)
 	}
-	tr.Apply(Message{Watchdog: true})
+	tr.Apply(notifymsg.Message{Watchdog: true})
 	if tr.Health() != Healthy {
 		t.Fatal("a ping did not end the lapse")
 	}
 	// EXTEND_TIMEOUT_USEC pushes the deadline.
-	tr.Apply(Message{ExtendTimeoutUsec: 400000})
+	tr.Apply(notifymsg.Message{ExtendTimeoutUsec: 400000})
 	time.Sleep(150 * time.Millisecond)
 	if tr.Health() != Healthy {
 		t.Fatal("lapsed within the extension")
 	}
-	tr.Apply(Message{WatchdogTrigger: true})
+	tr.Apply(notifymsg.Message{WatchdogTrigger: true})
 	if e := rec.last(); e.Health != Unhealthy || !e.Failing {
 		t.Fatalf("%+v", e)
 	}
-	tr.Apply(Message{Watchdog: true})
+	tr.Apply(notifymsg.Message{Watchdog: true})
 	// STOPPING=1 disarms the watchdog.
-	tr.Apply(Message{Stopping: true})
+	tr.Apply(notifymsg.Message{Stopping: true})
 	time.Sleep(500 * time.Millisecond)
 	if tr.Health() != Healthy {
 		t.Fatal("lapsed while stopping")
 	}
 	tr.Close()
-	if tr.Apply(Message{Status: "after", HasStatus: true}) {
+	if tr.Apply(notifymsg.Message{Status: "after", HasStatus: true}) {
 		t.Fatal("recorded after Close")
 	}
 
@@ -141,7 +104,7 @@ func TestTracker(t *testing.T) {
 	if tr.Health() != Unhealthy {
 		t.Fatal(tr.Health())
 	}
-	tr.Apply(Message{Watchdog: true})
+	tr.Apply(notifymsg.Message{Watchdog: true})
 	if e := rec.last(); e.Health != Healthy || !strings.Contains(e.Output, "STATUS=up") {
 		t.Fatalf("%+v", e)
 	}
@@ -164,24 +127,24 @@ func send(t *testing.T, path string, b []byte, fds ...int) error {
 
 type got struct {
 	mu  sync.Mutex
-	msg []Message
+	msg []notifymsg.Message
 	pid []int
 }
 
-func (g *got) handle(m Message, pid int) {
+func (g *got) handle(m notifymsg.Message, pid int) {
 	g.mu.Lock()
 	g.msg = append(g.msg, m)
 	g.pid = append(g.pid, pid)
 	g.mu.Unlock()
 }
 
-func (g *got) wait(t *testing.T, n int) []Message {
+func (g *got) wait(t *testing.T, n int) []notifymsg.Message {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		g.mu.Lock()
 		if len(g.msg) >= n {
-			m := append([]Message(nil), g.msg...)
+			m := append([]notifymsg.Message(nil), g.msg...)
 			g.mu.Unlock()
 			return m
 		}
@@ -230,7 +193,7 @@ func TestListenerChecksAndLimits(t *testing.T) {
 	// and a descriptor sent along is not kept.
 	r, w, _ := os.Pipe()
 	defer w.Close()
-	for _, b := range []string{"garbage", strings.Repeat("X", MaxMessage+100), "\x00\x01"} {
+	for _, b := range []string{"garbage", strings.Repeat("X", notifymsg.MaxMessage+100), "\x00\x01"} {
 		if err := send(t, sock, []byte(b)); err != nil {
 			t.Fatal(err)
 		}

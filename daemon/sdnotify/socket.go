@@ -1,8 +1,15 @@
+// Package sdnotify is the engine's end of sd_notify(3) for containers
+// (docs/systemd.md, "Readiness"): a datagram socket per container that the
+// container's processes find through $NOTIFY_SOCKET, and the readiness and
+// watchdog state that its messages (pkg/notifymsg) drive. It knows nothing
+// of containers: the daemon says who may send (Verify) and what a message
+// changes (the Handler).
 package sdnotify
 
 import (
 	"errors"
 	"fmt"
+	"github.com/sdengine/engine/pkg/notifymsg"
 	"log/slog"
 	"net"
 	"os"
@@ -14,11 +21,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// Label turns the engine's notify socket on ("true") or off ("false") for
-// a container; without it only systemd containers have one. Our CLI's
-// `run --sdnotify=container` sets it.
-const Label = "io.sdengine.sdnotify"
 
 // SocketName is the socket's name in its directory; the container sees
 // the directory at /run/host, so its $NOTIFY_SOCKET is /run/host/notify.
@@ -40,7 +42,7 @@ const (
 type Verify func(pid int) bool
 
 // Handler receives each accepted message with its sender's pid.
-type Handler func(m Message, pid int)
+type Handler func(m notifymsg.Message, pid int)
 
 // Listener is one container's notify socket.
 type Listener struct {
@@ -126,7 +128,7 @@ func (l *Listener) Close() {
 
 func (l *Listener) serve() {
 	defer close(l.done)
-	buf := make([]byte, MaxMessage+1)
+	buf := make([]byte, notifymsg.MaxMessage+1)
 	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred)+unix.CmsgSpace(4*16))
 	for {
 		n, oobn, flags, _, err := l.conn.ReadMsgUnix(buf, oob)
@@ -138,7 +140,7 @@ func (l *Listener) serve() {
 		}
 		pid, ok := credentials(oob[:oobn])
 		switch {
-		case flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n > MaxMessage:
+		case flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n > notifymsg.MaxMessage:
 			l.drop("oversized message")
 		case !ok || pid <= 0:
 			l.drop("message without credentials")
@@ -147,8 +149,8 @@ func (l *Listener) serve() {
 		case !l.verify(pid):
 			l.drop("sender not in the container")
 		default:
-			m, err := Parse(buf[:n])
-			if errors.Is(err, ErrNothingKnown) {
+			m, err := notifymsg.Parse(buf[:n])
+			if errors.Is(err, notifymsg.ErrNothingKnown) {
 				continue
 			}
 			if err != nil {

@@ -2,6 +2,7 @@ package sdnotify
 
 import (
 	"fmt"
+	"github.com/sdengine/engine/pkg/notifymsg"
 	"sync"
 	"time"
 )
@@ -86,7 +87,7 @@ func (t *Tracker) healthLocked() string {
 // Apply takes a message in and reports whether it changed anything worth
 // an entry (a plain WATCHDOG=1 ping changes nothing unless it ends a
 // lapse); the entry is given to record before Apply returns.
-func (t *Tracker) Apply(m Message) bool {
+func (t *Tracker) Apply(m notifymsg.Message) bool {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()

@@ -14,8 +14,9 @@ import (
 type Events interface {
 	// SubscribeEvents returns the kept events between since and until
 	// that pass f, a channel of those to come, and a function ending the
-	// subscription.
-	SubscribeEvents(since, until time.Time, f filters.Args) ([]eventtypes.Message, <-chan eventtypes.Message, func())
+	// subscription; an InvalidParameter error for a filter it does not
+	// know.
+	SubscribeEvents(since, until time.Time, f filters.Args) ([]eventtypes.Message, <-chan eventtypes.Message, func(), error)
 }
 
 // ContainerRuntime serves what observes and changes a running container:

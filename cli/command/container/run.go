@@ -10,8 +10,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/sdengine/engine/api/fdpass"
 	"github.com/sdengine/engine/cli/command"
-	"github.com/sdengine/engine/daemon/sdnotify"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/notifymsg"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -57,7 +57,7 @@ func runContainer(cmd *cobra.Command, cli *command.Cli, o *containerOptions, arg
 		if p.config.Labels == nil {
 			p.config.Labels = map[string]string{}
 		}
-		p.config.Labels[sdnotify.Label] = "true"
+		p.config.Labels[notifymsg.Label] = "true"
 	}
 	relay := newNotifyRelay(sdnotifyMode)
 	if detach {

@@ -14,8 +14,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
-	"github.com/sdengine/engine/daemon/sdnotify"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/notifymsg"
 )
 
 // The --sdnotify modes, Podman's: what `docker run`, started by a
@@ -69,7 +69,7 @@ func newNotifyRelay(mode string) *notifyRelay {
 }
 
 // send writes one notification to the unit's socket.
-func (r *notifyRelay) send(m sdnotify.Message) {
+func (r *notifyRelay) send(m notifymsg.Message) {
 	text := m.Format(r.pid)
 	name := r.socket
 	if name[0] == '@' {
@@ -128,12 +128,12 @@ func (r *notifyRelay) watch(ctx context.Context, c *client.Client, id string, si
 func (r *notifyRelay) relay(e events.Message) {
 	switch r.mode {
 	case sdnotifyContainer:
-		m := sdnotify.FromAttributes(e.Actor.Attributes)
+		m := notifymsg.FromAttributes(e.Actor.Attributes)
 		m.MainPID = 0 // the container's own pid means nothing to the unit
 		r.send(m)
 	case sdnotifyHealthy:
 		if strings.TrimSpace(strings.TrimPrefix(string(e.Action), "health_status:")) == "healthy" && !r.isReady() {
-			r.send(sdnotify.Message{Ready: true})
+			r.send(notifymsg.Message{Ready: true})
 		}
 	}
 }
@@ -150,17 +150,17 @@ func (r *notifyRelay) started() {
 		return
 	}
 	if r.mode == sdnotifyConmon {
-		r.send(sdnotify.Message{Ready: true})
+		r.send(notifymsg.Message{Ready: true})
 		return
 	}
 	// The unit learns its main pid at once; READY=1 comes later.
-	r.send(sdnotify.Message{})
+	r.send(notifymsg.Message{})
 }
 
 // stopping is called when the unit stops the CLI: the CLI says it in
 // every mode, since a container's systemd need not (252 does not).
 func (r *notifyRelay) stopping() {
 	if r != nil {
-		r.send(sdnotify.Message{Stopping: true})
+		r.send(notifymsg.Message{Stopping: true})
 	}
 }

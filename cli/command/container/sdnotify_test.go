@@ -11,7 +11,7 @@ import (
 
 	"github.com/docker/docker/api/types/events"
 
-	"github.com/sdengine/engine/daemon/sdnotify"
+	"github.com/sdengine/engine/pkg/notifymsg"
 )
 
 // unitSocket is a stand-in for systemd's notify socket.
@@ -77,7 +77,7 @@ func TestSdnotifyRelay(t *testing.T) {
 	if got := recv(); got != "MAINPID="+pid {
 		t.Errorf("container start: %q", got)
 	}
-	attrs := sdnotify.Message{Ready: true, Status: "up", HasStatus: true, MainPID: 1, WatchdogUsec: 5}.Attributes()
+	attrs := notifymsg.Message{Ready: true, Status: "up", HasStatus: true, MainPID: 1, WatchdogUsec: 5}.Attributes()
 	attrs["name"] = "web"
 	r.relay(events.Message{Action: "sdnotify", Actor: events.Actor{Attributes: attrs}})
 	if got := recv(); got != "MAINPID="+pid+"\nSTATUS=up\nWATCHDOG_USEC=5\nREADY=1" {

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/sdengine/engine/pkg/systemd"
+	"github.com/sdengine/engine/pkg/unitbind"
 )
 
 // unitEnv is what the CLI reads of its surroundings to tie a container to
@@ -76,7 +76,7 @@ func sameSystemdAsDaemon(host string) bool {
 }
 
 // serviceToBind is the service a foreground `docker run` ties its
-// container to (systemd.BindToLabel), or "". The CLI must be a service's
+// container to (unitbind.BindToLabel), or "". The CLI must be a service's
 // process: systemd gives those $INVOCATION_ID (a login shell has none),
 // and its cgroup then names the service. A session scope, or a daemon
 // under another systemd (sameSystemdAsDaemon: the CLI in a container, a
@@ -85,13 +85,13 @@ func serviceToBind(e unitEnv) string {
 	if e.getenv("INVOCATION_ID") == "" || !e.daemonHere {
 		return ""
 	}
-	return systemd.ServiceFromCgroup(e.procCgroup)
+	return unitbind.ServiceFromCgroup(e.procCgroup)
 }
 
 // bindToService sets the label on a container run in the foreground by a
 // service, unless the user set it (an empty value turns the tie off).
 func bindToService(labels map[string]string, e unitEnv) map[string]string {
-	if _, ok := labels[systemd.BindToLabel]; ok {
+	if _, ok := labels[unitbind.BindToLabel]; ok {
 		return labels
 	}
 	unit := serviceToBind(e)
@@ -101,7 +101,7 @@ func bindToService(labels map[string]string, e unitEnv) map[string]string {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[systemd.BindToLabel] = unit
+	labels[unitbind.BindToLabel] = unit
 	return labels
 }
 

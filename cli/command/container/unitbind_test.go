@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sdengine/engine/pkg/systemd"
+	"github.com/sdengine/engine/pkg/unitbind"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -32,14 +32,14 @@ func TestServiceToBind(t *testing.T) {
 	}
 
 	e := unitEnv{getenv: envOf(service), procCgroup: cg, daemonHere: true}
-	if l := bindToService(nil, e); l[systemd.BindToLabel] != "docker-container@web.service" {
+	if l := bindToService(nil, e); l[unitbind.BindToLabel] != "docker-container@web.service" {
 		t.Errorf("labels %v", l)
 	}
 	// The user's own value wins, an empty one included (no tie).
 	for _, v := range []string{"", "other.service"} {
-		l := bindToService(map[string]string{systemd.BindToLabel: v}, e)
-		if l[systemd.BindToLabel] != v {
-			t.Errorf("user's %q became %q", v, l[systemd.BindToLabel])
+		l := bindToService(map[string]string{unitbind.BindToLabel: v}, e)
+		if l[unitbind.BindToLabel] != v {
+			t.Errorf("user's %q became %q", v, l[unitbind.BindToLabel])
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/sdengine/engine/api/server/backend"
 	"github.com/sdengine/engine/api/server/httputils"
 	"github.com/sdengine/engine/api/server/router"
-	"github.com/sdengine/engine/daemon/events"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -63,10 +62,10 @@ func (e *eventsRouter) events(ctx context.Context, w http.ResponseWriter, r *htt
 	if err != nil {
 		return err
 	}
-	if err := f.Validate(events.AcceptedFilters); err != nil {
-		return errdefs.InvalidParameter(err)
+	past, live, cancel, err := e.b.SubscribeEvents(since, until, f)
+	if err != nil {
+		return err
 	}
-	past, live, cancel := e.b.SubscribeEvents(since, until, f)
 	defer cancel()
 
 	w.Header().Set("Content-Type", "application/json")

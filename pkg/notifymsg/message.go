@@ -1,10 +1,10 @@
-// Package sdnotify is the engine's end of sd_notify(3) for containers
-// (docs/systemd.md, "Readiness"): a datagram socket per container that the
-// container's processes find through $NOTIFY_SOCKET, the parsing of what
-// they send, and the readiness and watchdog state that follows. It knows
-// nothing of containers: the daemon says who may send (Verify) and what a
-// message changes (the Handler).
-package sdnotify
+// Package notifymsg is what the daemon and the CLI share of sd_notify(3)
+// for containers (docs/systemd.md, "Readiness"): the messages a container
+// sends, parsed; how they travel in the daemon's events (Attributes,
+// FromAttributes), which the CLI relays to its own systemd; and the label
+// that asks for a notify socket. The socket and the state it drives are
+// the daemon's (daemon/sdnotify).
+package notifymsg
 
 import (
 	"errors"
@@ -13,6 +13,11 @@ import (
 	"strings"
 	"unicode/utf8"
 )
+
+// Label turns the engine's notify socket on ("true") or off ("false") for
+// a container; without it only systemd containers have one. Our CLI's
+// `run --sdnotify=container` sets it.
+const Label = "io.sdengine.sdnotify"
 
 // MaxMessage is the largest notification accepted, systemd's own bound
 // (NOTIFY_BUFFER_MAX, PIPE_BUF): anything larger is dropped whole.

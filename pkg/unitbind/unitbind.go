@@ -1,4 +1,8 @@
-package systemd
+// Package unitbind ties a container's systemd scope to a unit of the host
+// (the label BindToLabel): the unit name's checks, the scope's properties,
+// and finding the service a process runs in. It speaks no D-Bus, so the
+// CLI can use it.
+package unitbind
 
 import (
 	"fmt"
@@ -164,4 +168,8 @@ func BindScopeProperties(unit string, stopTimeout int) map[string]string {
 		a[ScopeTimeoutStopAnnotation] = "0.001"
 	}
 	return a
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
