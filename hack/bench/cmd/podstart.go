@@ -56,7 +56,14 @@ func enterPodNS() (bool, error) {
 	argv := append([]string{"--net", "--mount", "--propagation", "private", "--", self}, os.Args[1:]...)
 	c := exec.Command("unshare", argv...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
-	c.Env = append(os.Environ(), podNSEnv+"=1")
+	// The outer namespaces, for the inner bench to check it left them
+	// (PID 1's may be unreadable, as in a sandbox).
+	net, err1 := os.Readlink("/proc/self/ns/net")
+	mnt, err2 := os.Readlink("/proc/self/ns/mnt")
+	if err1 != nil || err2 != nil {
+		return false, fmt.Errorf("read own namespaces: %v %v", err1, err2)
+	}
+	c.Env = append(os.Environ(), podNSEnv+"="+net+","+mnt)
 	if err := c.Run(); err != nil {
 		return true, fmt.Errorf("podstart in private namespaces: %w", err)
 	}
@@ -67,11 +74,11 @@ func enterPodNS() (bool, error) {
 // sets them up: loopback up, /run private, libcni's cache dir (containerd
 // uses the default, /var/lib/cni) private when the host has one.
 func privatizeNS(base string) error {
-	for _, ns := range []string{"net", "mnt"} {
-		self, err1 := os.Readlink("/proc/self/ns/" + ns)
-		init, err2 := os.Readlink("/proc/1/ns/" + ns)
-		if err1 != nil || err2 != nil || self == init {
-			return fmt.Errorf("podstart must run in a %s namespace of its own (got %s, PID 1 %s)", ns, self, init)
+	outer := strings.Split(os.Getenv(podNSEnv), ",")
+	for i, ns := range []string{"net", "mnt"} {
+		self, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil || len(outer) != 2 || self == outer[i] {
+			return fmt.Errorf("podstart must run in a %s namespace of its own (got %s, outer %v)", ns, self, outer)
 		}
 	}
 	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
@@ -165,6 +172,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+  # This host refuses a lower oom_score_adj than the daemon's own (the
+  # pause container's -998 fails in runc's nsexec); clamp it, as ours
+  # never lowers it either.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -406,6 +417,12 @@ func stopPodEngine(e *podEngine) {
 		cancel()
 	}
 	e.stop()
+	// Keep the daemon's log (outside the tree) for the timings in detail.
+	if b, err := os.ReadFile(e.logPath); err == nil {
+		keep := "/var/tmp/sdbench-podstart-" + e.Name + ".log"
+		_ = os.WriteFile(keep, b, 0o644)
+		slog.Info("daemon log kept", "engine", e.Name, "path", keep)
+	}
 	for _, pid := range e.helperPIDs() {
 		slog.Warn("helper left behind, killing", "engine", e.Name, "pid", pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
