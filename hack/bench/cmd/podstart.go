@@ -493,7 +493,8 @@ func runPodStart(o *options) error {
 	if err != nil {
 		return err
 	}
-	peerCgroups = append(peerCgroups, podCgroupParent)
+	// containerd puts a pod without a cgroup parent below k8s.io.
+	peerCgroups = append(peerCgroups, podCgroupParent, "k8s.io")
 	host := snapshotHost()
 	defer host.restore([]string{o.base, o.run})
 	if err := os.MkdirAll(o.base, 0o700); err != nil {
