@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -333,5 +334,105 @@ func TestSelectEngines(t *testing.T) {
 		if _, err := selectEngines(&options{engines: bad}); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+func TestSummariseP90(t *testing.T) {
+	var v []float64
+	for i := 20; i >= 1; i-- {
+		v = append(v, float64(i))
+	}
+	if s := summarise(v); s.P90 != 18 || s.Max != 20 {
+		t.Fatalf("p90/max of 1..20 = %v/%v, want 18/20", s.P90, s.Max)
+	}
+}
+
+func TestPodConfigs(t *testing.T) {
+	if podNets["ours"].bridge == podNets["containerd"].bridge || podNets["ours"].subnet == podNets["containerd"].subnet {
+		t.Fatal("the engines' pod networks must differ")
+	}
+	for _, b := range benchBridges() {
+		for _, n := range podNets {
+			if n.bridge == b {
+				t.Fatalf("pod bridge %s clashes with another figure's", b)
+			}
+		}
+	}
+	var conf map[string]any
+	if err := json.Unmarshal([]byte(podConflist("b0", "10.9.0.0/24", "/x/ipam")), &conf); err != nil {
+		t.Fatal(err)
+	}
+	if len(conf["plugins"].([]any)) != 3 {
+		t.Fatalf("conflist: %v", conf)
+	}
+	o := &options{base: "/var/tmp/b", run: "/run/b", ctr: "ctr", containerd: "containerd"}
+	e := newContainerd(o)
+	cfg := containerdConfig(e, "/cni/bin")
+	for _, want := range []string{`root = "/var/tmp/b/containerd/root"`, `state = "/run/b/containerd/state"`, `address = "/run/b/containerd/containerd.sock"`,
+		`sandbox_image = "` + pauseImageRef + `"`, `SystemdCgroup = false`, `conf_dir = "/var/tmp/b/containerd/net.d"`, `bin_dir = "/cni/bin"`} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("containerd config lacks %s:\n%s", want, cfg)
+		}
+	}
+	for _, host := range []string{"/var/lib/containerd", "/etc/containerd", "/run/containerd"} {
+		if strings.Contains(cfg, host) {
+			t.Errorf("containerd config names the host's %s", host)
+		}
+	}
+}
+
+func TestWriteImageArchive(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pause")
+	if err := os.WriteFile(bin, []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	img, err := makePauseImage(dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(tr)
+		files[h.Name] = b
+	}
+	var m []struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}
+	if err := json.Unmarshal(files["manifest.json"], &m); err != nil || len(m) != 1 || m[0].RepoTags[0] != pauseImageRef {
+		t.Fatalf("manifest: %s %v", files["manifest.json"], err)
+	}
+	var cfg struct {
+		Config struct{ Entrypoint []string }
+		RootFS struct {
+			DiffIDs []string `json:"diff_ids"`
+		} `json:"rootfs"`
+	}
+	if err := json.Unmarshal(files[m[0].Config], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(files[m[0].Layers[0]])
+	if cfg.RootFS.DiffIDs[0] != "sha256:"+hex.EncodeToString(sum[:]) || cfg.Config.Entrypoint[0] != "/pause" {
+		t.Fatalf("config %+v, layer sum %x", cfg, sum)
+	}
+	lr := tar.NewReader(bytes.NewReader(files[m[0].Layers[0]]))
+	h, err := lr.Next()
+	if err != nil || h.Name != "pause" || h.Mode&0o111 == 0 {
+		t.Fatalf("pause layer: %+v %v", h, err)
 	}
 }

@@ -32,6 +32,10 @@ type Engine struct {
 
 	settle bool // timed samples wait for a quiet host (-settle)
 
+	// ready, when set, says the daemon is up instead of a Docker API ping
+	// (containerd has no Docker API).
+	ready func(ctx context.Context) error
+
 	daemonArgv []string // the daemon (or API service) to start
 	daemon     *exec.Cmd
 	exited     chan struct{}
@@ -96,6 +100,9 @@ func (e *Engine) start(ctx context.Context) error {
 	go func() { _ = c.Wait(); close(e.exited) }()
 	slog.Info("started", "engine", e.Name, "pid", c.Process.Pid, "log", e.logPath)
 
+	if e.ready != nil {
+		return e.waitReady(ctx)
+	}
 	e.api, err = client.NewClientWithOpts(client.WithHost("unix://"+e.Socket), client.WithAPIVersionNegotiation())
 	if err != nil {
 		return err
@@ -116,6 +123,29 @@ func (e *Engine) start(ctx context.Context) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s API not answering on %s: %w", e.Name, e.Socket, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitReady polls e.ready until it succeeds, the daemon exits or a minute
+// has passed.
+func (e *Engine) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := e.ready(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-e.exited:
+			return fmt.Errorf("%s exited at start; see %s: %s", e.Name, e.logPath, tail(e.logPath))
+		default:
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s not ready: %w", e.Name, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

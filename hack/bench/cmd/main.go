@@ -29,6 +29,11 @@ type options struct {
 	engines                string
 	settle                 bool
 
+	// podstart (a run of its own: ours and containerd over CRI)
+	cniBin, pauseBin string
+	containerd, ctr  string
+	warmup           int
+
 	samples, containers, rounds  int
 	loadMB, loadRounds           int
 	logMB, logRounds, bootRounds int
@@ -55,9 +60,14 @@ func main() {
 	flag.StringVar(&o.dockerd, "dockerd", "/usr/sbin/dockerd", "Docker Engine daemon")
 	flag.StringVar(&o.podman, "podman", "/usr/bin/podman", "podman")
 	flag.BoolVar(&o.debug, "debug", true, "run our dockerd with -D (phase timings in the table)")
-	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,batch,logs,load,systemd,sdready,net,registry,build,stats,health (default all)")
-	flag.StringVar(&o.engines, "engines", "ours,docker,podman", "comma-separated engines to run, ours first (leaving a peer out shows what it does to the others' figures)")
+	flag.StringVar(&o.only, "only", "", "comma-separated figures to run: run,exec,many,batch,logs,load,systemd,sdready,net,registry,build,stats,health (default all), or podstart alone")
+	flag.StringVar(&o.engines, "engines", defaultEngines, "comma-separated engines to run, ours first (leaving a peer out shows what it does to the others' figures)")
 	flag.BoolVar(&o.settle, "settle", true, "start each timed sample only once the host has been quiet for 100 ms (at most 3 s)")
+	flag.StringVar(&o.cniBin, "cni-bin", "", "podstart: directory of the CNI plugins (bridge, host-local, loopback, portmap)")
+	flag.StringVar(&o.pauseBin, "pause-bin", "", "podstart: static pause binary for containerd's sandbox image (hack/bench/pause)")
+	flag.StringVar(&o.containerd, "containerd", "/usr/bin/containerd", "podstart: containerd with its CRI plugin")
+	flag.StringVar(&o.ctr, "ctr", "/usr/bin/ctr", "podstart: containerd's ctr")
+	flag.IntVar(&o.warmup, "warmup", 3, "podstart: unmeasured pods before the samples, per engine")
 	flag.IntVar(&o.samples, "samples", 0, "samples of run/exec per engine (default 20, quick 5)")
 	flag.IntVar(&o.containers, "containers", 0, "containers of the N-containers figure (default 100, quick 20)")
 	flag.Parse()
@@ -84,11 +94,22 @@ func main() {
 	set(&o.healthSecs, 30, 10)
 	set(&o.healthRounds, 2, 1)
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	if err := run(o); err != nil {
+	runFn := run
+	if o.want("podstart") {
+		if o.only != "podstart" {
+			slog.Error("podstart runs alone: --only podstart")
+			os.Exit(2)
+		}
+		runFn = runPodStart
+	}
+	if err := runFn(o); err != nil {
 		slog.Error("bench failed", "err", err)
 		os.Exit(1)
 	}
 }
+
+// defaultEngines are the engines of every figure but podstart.
+const defaultEngines = "ours,docker,podman"
 
 func (o *options) want(fig string) bool {
 	if o.only == "" {

@@ -109,7 +109,7 @@ func (e *Engine) isHelper(p proc) bool {
 	switch e.Name {
 	case "ours":
 		return len(p.argv) > 1 && p.argv[1] == "__shim"
-	case "docker":
+	case "docker", "containerd":
 		return strings.HasPrefix(p.comm, "containerd-shim")
 	case "podman":
 		return p.comm == "conmon"

@@ -10,7 +10,9 @@ type Stats struct {
 	N      int       `json:"n"`
 	Min    float64   `json:"min"`
 	Median float64   `json:"median"`
+	P90    float64   `json:"p90"`
 	P95    float64   `json:"p95"`
+	Max    float64   `json:"max"`
 	Values []float64 `json:"samples"`
 }
 
@@ -30,11 +32,9 @@ func summarise(v []float64) Stats {
 	} else {
 		s.Median = (sorted[n/2-1] + sorted[n/2]) / 2
 	}
-	rank := int(math.Ceil(0.95*float64(n))) - 1
-	if rank < 0 {
-		rank = 0
-	}
-	s.P95 = sorted[rank]
+	s.P90 = sorted[nearestRank(0.90, n)]
+	s.P95 = sorted[nearestRank(0.95, n)]
+	s.Max = sorted[n-1]
 	return s
 }
 
@@ -44,4 +44,13 @@ func ratio(a, b float64) float64 {
 		return math.NaN()
 	}
 	return a / b
+}
+
+// nearestRank is the index of the q quantile of n sorted values.
+func nearestRank(q float64, n int) int {
+	rank := int(math.Ceil(q*float64(n))) - 1
+	if rank < 0 {
+		rank = 0
+	}
+	return rank
 }
