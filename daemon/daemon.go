@@ -6,6 +6,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/sdengine/engine/image/graphdriver"
 	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/pkg/errdefs"
+	"github.com/sdengine/engine/pkg/systemd"
 	"github.com/sdengine/engine/volume"
 )
 
@@ -39,6 +41,7 @@ type Daemon struct {
 	// cgroupDriver is "systemd" or "cgroupfs", decided at start-up.
 	cgroupDriver string
 	machines     *machineRegistry
+	machined     Machined
 	// bridge is the default bridge network; nil with --bridge none.
 	bridge  *bridge.Bridge
 	nets    *netState // user-defined networks, the embedded DNS (usernet.go)
@@ -56,10 +59,17 @@ type Daemon struct {
 	closing   bool
 }
 
+// Option changes what New builds the daemon with.
+type Option func(*Daemon)
+
+// WithMachined gives the daemon its machined client, instead of one of
+// the system bus.
+func WithMachined(m Machined) Option { return func(d *Daemon) { d.machined = m } }
+
 // New opens the engine's state under cfg's paths, reconnects to the
 // containers that kept running while no daemon was there, and finishes or
 // undoes what a crashed daemon left half done (recovery.go).
-func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, error) {
+func New(ctx context.Context, cfg *config.Config, shimBinary string, opts ...Option) (*Daemon, error) {
 	for _, dir := range []string{cfg.Root, cfg.ExecRoot} {
 		if err := os.MkdirAll(dir, 0o711); err != nil {
 			return nil, fmt.Errorf("create %s: %w", dir, err)
@@ -131,6 +141,12 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string) (*Daemon, e
 		pending:      map[string][]*pendingAttach{},
 		execs:        map[string]*execConfig{},
 	}
+	if systemd.Booted() {
+		d.machined = systemd.NewMachined()
+	}
+	for _, o := range opts {
+		o(d)
+	}
 	images.SetEvents(d.imageEvent)
 	if err := d.openNetworks(); err != nil {
 		return nil, err
@@ -179,6 +195,10 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	// Nothing runs any more: the bridge, its table and namespaces go, so
 	// that a stopped daemon leaves nothing of its network on the host.
 	d.closeNetworks(true)
+	d.machines.wait()
+	if c, ok := d.machined.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 func (d *Daemon) task(id string) execdriver.Task {

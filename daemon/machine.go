@@ -19,6 +19,15 @@ import (
 // the start and exit paths, in one goroutine chain per container so that
 // an unregistration never overtakes the registration it undoes.
 
+// Machined is what the daemon asks of systemd-machined: pkg/systemd's
+// client of the system bus by default, on hosts that run systemd (one per
+// daemon, connected at the first call; none elsewhere, and no
+// registration); tests give their own (WithMachined).
+type Machined interface {
+	RegisterMachineWithNetwork(ctx context.Context, name string, id [16]byte, service, class string, leader int, root string, ifindices []int32) error
+	UnregisterMachine(ctx context.Context, name string) error
+}
+
 // machineCallTimeout bounds one call to machined; a hung bus must not pile
 // up goroutines forever.
 const machineCallTimeout = 10 * time.Second
@@ -58,6 +67,19 @@ func (r *machineRegistry) queue(id string, op func()) {
 	}()
 }
 
+// wait returns when every queued operation has run.
+func (r *machineRegistry) wait() {
+	r.mu.Lock()
+	tails := make([]chan struct{}, 0, len(r.tail))
+	for _, c := range r.tail {
+		tails = append(tails, c)
+	}
+	r.mu.Unlock()
+	for _, c := range tails {
+		<-c
+	}
+}
+
 // registered records (or, with name "", forgets) a registration and
 // returns the name it replaced.
 func (r *machineRegistry) setName(id, name string) (old string, ok bool) {
@@ -74,10 +96,10 @@ func (r *machineRegistry) setName(id, name string) (old string, ok bool) {
 
 // registerMachine tells systemd-machined about a started container: name,
 // machine id (= the container's /etc/machine-id), leader pid and rootfs.
-// Only on hosts that run systemd; a failure is logged, never fatal: the
+// Only with a machined (hosts that run systemd); a failure is logged, never fatal: the
 // container may already have exited. The caller holds c's lock.
 func (d *Daemon) registerMachine(c *container.Container, pid int) {
-	if !systemd.Booted() {
+	if d.machined == nil {
 		return
 	}
 	name := systemd.MachineName(c.Name, c.ID)
@@ -97,7 +119,7 @@ func (d *Daemon) registerMachine(c *container.Container, pid int) {
 	d.machines.queue(cid, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), machineCallTimeout)
 		defer cancel()
-		err := systemd.RegisterMachineWithNetwork(ctx, name, id, "docker", "container", pid, root, ifs)
+		err := d.machined.RegisterMachineWithNetwork(ctx, name, id, "docker", "container", pid, root, ifs)
 		if err != nil {
 			slog.Warn("RegisterMachine failed", "id", cid, "machine", name, "leader", pid, "err", err)
 			return
@@ -132,7 +154,7 @@ func hostInterfaces(c *container.Container) []int32 {
 // daemon) is unregistered under the name it would have had; machined not
 // knowing it is fine. The caller must not hold c's lock.
 func (d *Daemon) unregisterMachine(c *container.Container) {
-	if !systemd.Booted() {
+	if d.machined == nil {
 		return
 	}
 	c.Lock()
@@ -146,7 +168,7 @@ func (d *Daemon) unregisterMachine(c *container.Container) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), machineCallTimeout)
 		defer cancel()
-		err := systemd.UnregisterMachine(ctx, name)
+		err := d.machined.UnregisterMachine(ctx, name)
 		switch {
 		case err == nil:
 			slog.Info("UnregisterMachine", "id", cid, "machine", name)

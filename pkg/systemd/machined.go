@@ -45,34 +45,6 @@ func NewMachined() *Machined {
 	}
 }
 
-var (
-	defaultOnce     sync.Once
-	defaultMachined *Machined
-)
-
-func def() *Machined {
-	defaultOnce.Do(func() { defaultMachined = NewMachined() })
-	return defaultMachined
-}
-
-// RegisterMachine registers a machine with the system's machined, through
-// the process-wide client. See (*Machined).RegisterMachine.
-func RegisterMachine(ctx context.Context, name string, id [16]byte, service, class string, leader int, root string) error {
-	return def().RegisterMachine(ctx, name, id, service, class, leader, root)
-}
-
-// RegisterMachineWithNetwork is RegisterMachine with the host-side network
-// interfaces of the machine, through the process-wide client.
-func RegisterMachineWithNetwork(ctx context.Context, name string, id [16]byte, service, class string, leader int, root string, ifindices []int32) error {
-	return def().RegisterMachineWithNetwork(ctx, name, id, service, class, leader, root, ifindices)
-}
-
-// UnregisterMachine drops a machine from the system's machined, through
-// the process-wide client. See (*Machined).UnregisterMachine.
-func UnregisterMachine(ctx context.Context, name string) error {
-	return def().UnregisterMachine(ctx, name)
-}
-
 // RegisterMachine tells machined about a machine whose leader process is
 // leader. A zero id is sent as an empty array, which machined takes as
 // "no id". machined refuses a leader that is not in a systemd unit's

@@ -113,38 +113,39 @@ func TestRegisterLongAndInvalidNames(t *testing.T) {
 	needMachined(t)
 	ctx := context.Background()
 	pid := leader(t)
-	// The package-level client: one connection for the process.
+	m := NewMachined()
+	defer m.Close()
 	long := strings.Repeat("n", 70)
 	name := MachineName("/"+long, testID)
 	if len(name) != 64 {
 		t.Fatalf("70-char name became %q", name)
 	}
-	if err := RegisterMachine(ctx, name, MachineID(testID), "docker", "container", pid, "/"); err != nil {
+	if err := m.RegisterMachine(ctx, name, MachineID(testID), "docker", "container", pid, "/"); err != nil {
 		t.Fatal(err)
 	}
 	if !listed(t, name) {
 		t.Fatalf("%s not listed", name)
 	}
-	if err := UnregisterMachine(ctx, name); err != nil {
+	if err := m.UnregisterMachine(ctx, name); err != nil {
 		t.Fatal(err)
 	}
 
 	// machined (systemd 252) rejects '_'; MachineName maps it.
 	raw := "web_app"
-	if err := RegisterMachine(ctx, raw, [16]byte{}, "docker", "container", pid, "/"); !errdefs.IsInvalidParameter(err) {
+	if err := m.RegisterMachine(ctx, raw, [16]byte{}, "docker", "container", pid, "/"); !errdefs.IsInvalidParameter(err) {
 		t.Fatalf("machined accepted %q or failed otherwise: %v", raw, err)
 	}
 	name = MachineName(raw, testID)
-	if err := RegisterMachine(ctx, name, [16]byte{}, "docker", "container", pid, "/"); err != nil {
+	if err := m.RegisterMachine(ctx, name, [16]byte{}, "docker", "container", pid, "/"); err != nil {
 		t.Fatal(err)
 	}
 	if !listed(t, name) {
 		t.Fatalf("%s not listed", name)
 	}
-	if err := UnregisterMachine(ctx, name); err != nil {
+	if err := m.UnregisterMachine(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	if err := RegisterMachine(ctx, "x", [16]byte{}, "docker", "container", 0, "/"); !errdefs.IsInvalidParameter(err) {
+	if err := m.RegisterMachine(ctx, "x", [16]byte{}, "docker", "container", 0, "/"); !errdefs.IsInvalidParameter(err) {
 		t.Fatalf("leader 0: %v", err)
 	}
 }
