@@ -28,7 +28,7 @@ func makeMountImage(t *testing.T, d *Daemon, name string) {
 	t.Helper()
 	src := remember(d.MustCLI(t, "create", "busybox", "sh", "-c", "mkdir -p /data/sub && echo hello > /data/sub/f"))
 	d.MustCLI(t, "start", "-a", src)
-	d.MustCLI(t, "commit", src, name)
+	d.MustCLI(t, "commit", "--change", "LABEL it.imgmount=1", src, name)
 	d.MustCLI(t, "rm", src)
 }
 
@@ -99,7 +99,9 @@ func TestImageMount(t *testing.T) {
 				t.Errorf("rmi %s of an image a container mounts: %s", ref, r)
 			}
 		}
-		if r := cli("image", "prune", "-af"); r.Code != 0 {
+		// Scoped by label: the shared daemon's other images (it-systemd,
+		// the CRI images) belong to other tests.
+		if r := cli("image", "prune", "-af", "--filter", "label=it.imgmount"); r.Code != 0 {
 			t.Errorf("image prune: %s", r)
 		}
 		if r := cli("image", "inspect", img); r.Code != 0 {
