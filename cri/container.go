@@ -183,6 +183,10 @@ func (s *Server) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerS
 		return nil, err
 	}
 	resp := &runtimeapi.ContainerStatusResponse{Status: containerStatus(c)}
+	if c.State != nil && c.State.Running && c.State.Pid > 0 {
+		// The process may have ended meanwhile: no user then.
+		resp.Status.User, _ = processUser(c.State.Pid)
+	}
 	if req.Verbose {
 		resp.Info = map[string]string{"pid": strconv.Itoa(c.State.Pid), "sandboxID": c.Config.Labels[labelSandbox]}
 	}
@@ -203,7 +207,6 @@ func containerStatus(c *backend.ContainerInspect) *runtimeapi.ContainerStatus {
 		Labels:      criLabels(l, labelLabels),
 		Annotations: criLabels(l, labelAnnotations),
 		LogPath:     l[labelLogPath],
-		User:        nil,
 	}
 	if c.State != nil {
 		st.StartedAt = parseTime(c.State.StartedAt)

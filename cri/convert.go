@@ -168,6 +168,9 @@ func createParams(sb *sandbox, cfg *runtimeapi.ContainerConfig, imageID string) 
 		PIDNS:     pidNS,
 		ShmDir:    sb.ShmDir,
 		Files:     podFiles(sb),
+		// Merge, the default, is Docker's way: the image's groups of the
+		// user come with the ones asked for.
+		StrictGroups: sec.GetSupplementalGroupsPolicy() == runtimeapi.SupplementalGroupsPolicy_Strict,
 	}
 	if sb.UTSNS != "" {
 		p.Hostname = pod.Hostname

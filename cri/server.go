@@ -156,7 +156,7 @@ func (s *Server) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*ru
 			{Name: "", Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true}},
 			{Name: defaultHandler, Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true}},
 		},
-		Features: &runtimeapi.RuntimeFeatures{SupplementalGroupsPolicy: false},
+		Features: &runtimeapi.RuntimeFeatures{SupplementalGroupsPolicy: true},
 	}
 	if req.Verbose {
 		resp.Info = map[string]string{"cniConfDir": s.cfg.CNI.ConfDir}

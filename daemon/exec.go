@@ -75,6 +75,7 @@ func (d *Daemon) execUser(c *container.Container, user string) (uid, gid uint32,
 		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
 	}
 	paused := c.State.Status == container.StatusPaused
+	imageGroups := c.Pod == nil || !c.Pod.StrictGroups
 	c.Unlock()
 	if !running {
 		return 0, 0, nil, errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
@@ -88,7 +89,7 @@ func (d *Daemon) execUser(c *container.Container, user string) (uid, gid uint32,
 			return 0, 0, nil, err
 		}
 	}
-	uid, gid, groups, err = oci.ResolveUser(rootfs, user, groupAdd)
+	uid, gid, groups, err = oci.ResolveUserGroups(rootfs, user, groupAdd, imageGroups)
 	if err != nil && !errdefs.IsInvalidParameter(err) {
 		err = errdefs.InvalidParameter(err)
 	}

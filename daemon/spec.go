@@ -26,7 +26,8 @@ import (
 // The caller holds the container's lock.
 func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOptions, error) {
 	cfg, hc := c.Config, c.HostConfig
-	uid, gid, groups, err := oci.ResolveUser(rootfs, cfg.User, hc.GroupAdd)
+	imageGroups := c.Pod == nil || !c.Pod.StrictGroups
+	uid, gid, groups, err := oci.ResolveUserGroups(rootfs, cfg.User, hc.GroupAdd, imageGroups)
 	if err != nil {
 		return oci.SpecOptions{}, err
 	}

@@ -20,4 +20,8 @@ type Pod struct {
 	// "resolv.conf"), bound in place of the ones the engine writes for a
 	// container of its own.
 	Files map[string]string `json:",omitempty"`
+	// StrictGroups leaves the user's groups in the image's /etc/group out
+	// of the processes' supplementary groups, for the container's process
+	// and its execs (Kubernetes' SupplementalGroupsPolicy Strict).
+	StrictGroups bool `json:",omitempty"`
 }

@@ -25,6 +25,14 @@ import (
 // groupAdd; each once. The primary group is among them so that a process's
 // groups are what `id` and `ls -l` expect of the user, whatever the runtime.
 func ResolveUser(rootfs, userSpec string, groupAdd []string) (uid, gid uint32, additionalGids []uint32, err error) {
+	return ResolveUserGroups(rootfs, userSpec, groupAdd, true)
+}
+
+// ResolveUserGroups is ResolveUser; without imageGroups the user's groups in
+// the image's /etc/group are left out, so the process has its primary group
+// and groupAdd only (Kubernetes' SupplementalGroupsPolicy Strict: an image
+// cannot grant its user groups the pod did not ask for).
+func ResolveUserGroups(rootfs, userSpec string, groupAdd []string, imageGroups bool) (uid, gid uint32, additionalGids []uint32, err error) {
 	passwd, err := openInRoot(rootfs, "/etc/passwd")
 	if err != nil {
 		return 0, 0, nil, err
@@ -51,7 +59,10 @@ func ResolveUser(rootfs, userSpec string, groupAdd []string) (uid, gid uint32, a
 	if err != nil {
 		return 0, 0, nil, userError(fmt.Sprintf("resolving user %q", userSpec), err)
 	}
-	gids := append([]int{eu.Gid}, eu.Sgids...)
+	gids := []int{eu.Gid}
+	if imageGroups {
+		gids = append(gids, eu.Sgids...)
+	}
 	if len(groupAdd) > 0 {
 		// The group file is read again from its start.
 		gr = nil

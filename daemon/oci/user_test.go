@@ -55,3 +55,31 @@ func TestResolveUserGroupAdd(t *testing.T) {
 		t.Errorf("name without a group file: %v", err)
 	}
 }
+
+// Without the image's groups (Kubernetes' Strict policy) the user keeps
+// its primary group and what was added, not its /etc/group memberships.
+func TestResolveUserGroupsStrict(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("u:x:1000:1000::/home/u:/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/group"), []byte("u:x:1000:\nimg:x:50000:u\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		imageGroups bool
+		groups      []uint32
+	}{
+		{true, []uint32{1000, 50000, 1234}},
+		{false, []uint32{1000, 1234}},
+	}
+	for _, c := range cases {
+		uid, gid, groups, err := ResolveUserGroups(root, "1000", []string{"1234"}, c.imageGroups)
+		if err != nil || uid != 1000 || gid != 1000 || !slices.Equal(groups, c.groups) {
+			t.Errorf("image groups %v: %d %d %v %v, want 1000 1000 %v", c.imageGroups, uid, gid, groups, err, c.groups)
+		}
+	}
+}
