@@ -149,7 +149,10 @@ func (s *Server) ImageFsInfo(ctx context.Context, req *runtimeapi.ImageFsInfoReq
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(info.DockerRootDir, info.Driver)
+	// The daemon keeps its storage drivers below <data root>/graph
+	// (daemon.New): the kubelet stats this mountpoint for the device
+	// (eviction, image GC), and fails on one that does not exist.
+	dir := filepath.Join(info.DockerRootDir, "graph", info.Driver)
 	var bytes, inodes uint64
 	seen := map[uint64]bool{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
