@@ -8,12 +8,15 @@ package k8s
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,6 +27,104 @@ const (
 	podName = "k8s-e2e"
 	podFull = podName + "-k8s-node"
 )
+
+// The kubelet, started by TestMain (and restarted by TestStaticPod) from
+// K8S_KUBELET_CMD, its output appended to K8S_KUBELET_LOG.
+var kubelet *exec.Cmd
+
+func TestMain(m *testing.M) {
+	if os.Getenv("K8S_KUBELET_CMD") == "" {
+		os.Exit(m.Run()) // the tests skip
+	}
+	if err := startKubelet(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		stopKubelet()
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := saveMetrics(os.Getenv("K8S_METRICS")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	stopKubelet()
+	os.Exit(code)
+}
+
+func startKubelet() error {
+	f, err := os.OpenFile(os.Getenv("K8S_KUBELET_LOG"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	args := strings.Fields(os.Getenv("K8S_KUBELET_CMD"))
+	kubelet = exec.Command(args[0], args[1:]...)
+	kubelet.Stdout, kubelet.Stderr = f, f
+	if err := kubelet.Start(); err != nil {
+		return fmt.Errorf("kubelet: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- kubelet.Wait() }()
+	start := time.Now()
+	for time.Since(start) < 60*time.Second {
+		select {
+		case err := <-exited:
+			kubelet = nil
+			return fmt.Errorf("kubelet exited: %v (see %s)", err, os.Getenv("K8S_KUBELET_LOG"))
+		default:
+		}
+		if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				// Waited for by stopKubelet through this channel.
+				kubeletExited = exited
+				fmt.Fprintf(os.Stderr, "kubelet (pid %d) healthy after %.1fs\n", kubelet.Process.Pid, time.Since(start).Seconds())
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	kubeletExited = exited
+	return fmt.Errorf("kubelet not healthy after 60s")
+}
+
+var kubeletExited chan error
+
+// stopKubelet ends the kubelet it started (SIGTERM, then SIGKILL after
+// 20 s) and waits for it.
+func stopKubelet() {
+	if kubelet == nil || kubelet.Process == nil {
+		return
+	}
+	kubelet.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-kubeletExited:
+	case <-time.After(20 * time.Second):
+		kubelet.Process.Kill()
+		<-kubeletExited
+	}
+	kubelet = nil
+}
+
+// kubeletClient talks to the kubelet's port on loopback of the run's
+// namespace (anonymous, AlwaysAllow; a self-signed certificate).
+var kubeletClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec
+}}
+
+func saveMetrics(path string) error {
+	if path == "" {
+		return nil
+	}
+	resp, err := kubeletClient.Get("https://127.0.0.1:10250/metrics")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
 
 func env(t *testing.T, name string) string {
 	t.Helper()
@@ -276,6 +377,11 @@ func TestStaticPod(t *testing.T) {
 		}
 	}
 
+	// --- the kubelet's stats of the pod (from the CRI's stats calls) ----
+	waitFor(t, "the kubelet's /stats/summary has the pod's containers", 60*time.Second, func() error {
+		return summaryHas(podFull, "writer", "reader")
+	})
+
 	// --- what the pod holds on the node ------------------------------------
 	var insp struct {
 		Status struct {
@@ -300,6 +406,45 @@ func TestStaticPod(t *testing.T) {
 		t.Errorf("no namespace pinned below %s", s.execRoot)
 	}
 	t.Logf("pod IP %s; startup to checks done %.1fs", ip, time.Since(start).Seconds())
+
+	// --- the kubelet restarts and adopts the pod ----------------------------
+	// A restarted kubelet rebuilds its view from the runtime (ListPodSandbox,
+	// ListContainers, their labels and annotations): it must find the pod
+	// it made and keep it, not make a new one or restart the containers.
+	probes := func() int {
+		b, _ := os.ReadFile(probe)
+		return strings.Count(string(b), "probe\n")
+	}
+	stopKubelet()
+	if err := startKubelet(); err != nil {
+		t.Fatal(err)
+	}
+	before := probes()
+	waitFor(t, "the probe runs again after the kubelet's restart", 30*time.Second, func() error {
+		if n := probes(); n < before+3 {
+			return fmt.Errorf("%d probes, %d before", n, before)
+		}
+		return nil
+	})
+	var pl podList
+	if err := s.crictlJSON(&pl, "pods", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Items) != 1 || pl.Items[0].ID != podID || pl.Items[0].State != "SANDBOX_READY" {
+		t.Errorf("sandboxes after the kubelet's restart: %+v, want only %s ready", pl.Items, podID)
+	}
+	cl = containerList{}
+	if err := s.crictlJSON(&cl, "ps", "-a", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cl.Containers {
+		if ids[c.Metadata.Name] != c.ID || c.State != "CONTAINER_RUNNING" {
+			t.Errorf("after the kubelet's restart: container %s %s attempt %d %s, want %s running", c.Metadata.Name, c.ID[:12], c.Metadata.Attempt, c.State, ids[c.Metadata.Name][:12])
+		}
+	}
+	if len(cl.Containers) != 2 {
+		t.Errorf("after the kubelet's restart: %d containers, want 2", len(cl.Containers))
+	}
 
 	// --- deleting the manifest removes everything -------------------------
 	delStart := time.Now()
@@ -375,4 +520,168 @@ func nsMounts(t *testing.T, s *setup) []string {
 		}
 	}
 	return m
+}
+
+// summaryHas asks the kubelet's /stats/summary (its port is on loopback of
+// the run's namespace; anonymous, AlwaysAllow) for the pod's containers,
+// each with CPU and memory figures.
+func summaryHas(pod string, containers ...string) error {
+	resp, err := kubeletClient.Get("https://127.0.0.1:10250/stats/summary")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var sum struct {
+		Pods []struct {
+			PodRef     struct{ Name string } `json:"podRef"`
+			Containers []struct {
+				Name   string                                  `json:"name"`
+				CPU    *struct{ UsageCoreNanoSeconds *uint64 } `json:"cpu"`
+				Memory *struct{ WorkingSetBytes *uint64 }      `json:"memory"`
+			} `json:"containers"`
+		} `json:"pods"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil {
+		return fmt.Errorf("stats/summary: %s: %w", resp.Status, err)
+	}
+	for _, p := range sum.Pods {
+		if p.PodRef.Name != pod {
+			continue
+		}
+		found := map[string]bool{}
+		for _, c := range p.Containers {
+			if c.CPU != nil && c.CPU.UsageCoreNanoSeconds != nil && c.Memory != nil && c.Memory.WorkingSetBytes != nil {
+				found[c.Name] = true
+			}
+		}
+		for _, n := range containers {
+			if !found[n] {
+				return fmt.Errorf("stats/summary: pod %s: no CPU and memory of %s: %+v", pod, n, p.Containers)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("stats/summary: no pod %s", pod)
+}
+
+// addManifest puts a static pod's manifest in place (written beside it as a
+// dot file, which the kubelet ignores, then renamed) and returns its path.
+func addManifest(t *testing.T, s *setup, name, yaml string) string {
+	t.Helper()
+	p := filepath.Join(s.manifests, name+".yaml")
+	tmp := filepath.Join(s.manifests, "."+name+".yaml")
+	if err := os.WriteFile(tmp, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLivenessRestart: a liveness probe that fails once (its third run)
+// makes the kubelet kill the container and start attempt 1 of it, logging
+// to 1.log beside 0.log; the probe passes from then on.
+func TestLivenessRestart(t *testing.T) {
+	s := newSetup(t)
+	const name = "k8s-restart"
+	full := name + "-k8s-node"
+	yaml := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %[1]s
+  namespace: default
+spec:
+  terminationGracePeriodSeconds: 5
+  volumes:
+  - name: state
+    emptyDir: {}
+  containers:
+  - name: app
+    image: %[2]s
+    imagePullPolicy: Never
+    command: ["sh", "-c", "trap 'exit 0' TERM; echo started; while true; do sleep 0.2; done"]
+    volumeMounts:
+    - {name: state, mountPath: /state}
+    livenessProbe:
+      exec:
+        command: ["sh", "-c", "n=$(cat /state/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /state/n; [ $n -ne 3 ]"]
+      periodSeconds: 1
+      failureThreshold: 1
+`, name, s.image)
+	manifestPath := addManifest(t, s, name, yaml)
+	deleted := false
+	defer func() {
+		if !deleted {
+			os.Remove(manifestPath)
+		}
+	}()
+
+	var podID, podUID string
+	waitFor(t, "the pod's container runs as attempt 1", 120*time.Second, func() error {
+		var pl podList
+		if err := s.crictlJSON(&pl, "pods", "--name", name, "--state", "ready", "-o", "json"); err != nil {
+			return err
+		}
+		if len(pl.Items) != 1 {
+			return fmt.Errorf("pods: %+v", pl.Items)
+		}
+		podID, podUID = pl.Items[0].ID, pl.Items[0].Metadata.UID
+		var cl containerList
+		if err := s.crictlJSON(&cl, "ps", "-a", "--pod", podID, "-o", "json"); err != nil {
+			return err
+		}
+		states := map[int]string{}
+		for _, c := range cl.Containers {
+			states[c.Metadata.Attempt] = c.State
+		}
+		if states[0] != "CONTAINER_EXITED" || states[1] != "CONTAINER_RUNNING" {
+			return fmt.Errorf("attempts: %v", states)
+		}
+		return nil
+	})
+	dir := filepath.Join(s.podLogs, "default_"+full+"_"+podUID, "app")
+	for _, f := range []string{"0.log", "1.log"} {
+		waitFor(t, "app's "+f+" says started", 10*time.Second, func() error {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(b), " stdout F started\n") {
+				return fmt.Errorf("%s: %q", f, b)
+			}
+			return nil
+		})
+	}
+	// No further restart: the probe passes after its one failure.
+	time.Sleep(3 * time.Second)
+	var cl containerList
+	if err := s.crictlJSON(&cl, "ps", "-a", "--pod", podID, "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Containers) != 2 {
+		t.Errorf("containers after the restart: %+v", cl.Containers)
+	}
+
+	if err := os.Remove(manifestPath); err != nil {
+		t.Fatal(err)
+	}
+	deleted = true
+	waitFor(t, "the pod's sandbox and containers are removed", 150*time.Second, func() error {
+		var pl podList
+		if err := s.crictlJSON(&pl, "pods", "-o", "json"); err != nil {
+			return err
+		}
+		if len(pl.Items) > 0 {
+			return fmt.Errorf("pods: %+v", pl.Items)
+		}
+		out, err := run(s.docker, "-H", s.dockerHost, "ps", "-a", "-q")
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != "" {
+			return fmt.Errorf("containers: %q", out)
+		}
+		return nil
+	})
 }
