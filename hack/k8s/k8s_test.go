@@ -315,6 +315,23 @@ func TestStaticPod(t *testing.T) {
 		}
 	}
 
+	// The containers are in the cgroups the kubelet chose: the pod's below
+	// its QoS class's (cgroupfs driver: /kubepods/besteffort/pod<uid>).
+	for _, name := range []string{"writer", "reader"} {
+		pid, err := run(s.docker, "-H", s.dockerHost, "inspect", "-f", "{{.State.Pid}}", ids[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cg, err := os.ReadFile("/proc/" + strings.TrimSpace(pid) + "/cgroup")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ":memory:/kubepods/besteffort/pod" + podUID + "/"
+		if !strings.Contains(string(cg), want) {
+			t.Errorf("%s's cgroups have no %s: %s", name, want, cg)
+		}
+	}
+
 	// --- the shared volume and the logs ----------------------------------
 	waitFor(t, "crictl logs shows what the reader read from the writer", 30*time.Second, func() error {
 		out, err := run(s.crictl, "logs", ids["reader"])
@@ -414,6 +431,10 @@ func TestStaticPod(t *testing.T) {
 	probes := func() int {
 		b, _ := os.ReadFile(probe)
 		return strings.Count(string(b), "probe\n")
+	}
+	// The first kubelet's measures, before the restart resets them.
+	if err := saveMetrics(os.Getenv("K8S_METRICS_FIRST")); err != nil {
+		t.Error(err)
 	}
 	stopKubelet()
 	if err := startKubelet(); err != nil {
