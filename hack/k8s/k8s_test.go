@@ -706,3 +706,163 @@ spec:
 		return nil
 	})
 }
+
+// TestPodFeatures: what else a kubelet asks of the runtime for ordinary
+// pods: an init container (runs to completion before the others), a
+// shared PID namespace (the engine's infra process), a Guaranteed pod
+// (its own cgroup below kubepods, the memory limit on the container), a
+// non-root user, and a hostPort (portmap) reached on the node's address.
+func TestPodFeatures(t *testing.T) {
+	s := newSetup(t)
+	const name = "k8s-features"
+	full := name + "-k8s-node"
+	const hostPort = 18080
+	yaml := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %[1]s
+  namespace: default
+spec:
+  terminationGracePeriodSeconds: 5
+  shareProcessNamespace: true
+  volumes:
+  - name: www
+    emptyDir: {}
+  initContainers:
+  - name: init
+    image: %[2]s
+    imagePullPolicy: Never
+    command: ["sh", "-c", "echo made-by-init > /www/index.html"]
+    volumeMounts:
+    - {name: www, mountPath: /www}
+    resources:
+      limits: {cpu: 100m, memory: 64Mi}
+  containers:
+  - name: web
+    image: %[2]s
+    imagePullPolicy: Never
+    command: ["httpd", "-f", "-p", "8080", "-h", "/www"]
+    ports:
+    - {containerPort: 8080, hostPort: %[3]d}
+    volumeMounts:
+    - {name: www, mountPath: /www}
+    securityContext:
+      runAsUser: 1000
+      runAsGroup: 1000
+    resources:
+      limits: {cpu: 100m, memory: 64Mi}
+  - name: side
+    image: %[2]s
+    imagePullPolicy: Never
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"]
+    resources:
+      limits: {cpu: 100m, memory: 64Mi}
+`, name, s.image, hostPort)
+	manifestPath := addManifest(t, s, name, yaml)
+	deleted := false
+	defer func() {
+		if !deleted {
+			os.Remove(manifestPath)
+		}
+	}()
+
+	var podID, podUID string
+	ids := map[string]string{}
+	states := map[string]string{}
+	waitFor(t, "web and side run after init exited", 120*time.Second, func() error {
+		var pl podList
+		if err := s.crictlJSON(&pl, "pods", "--name", name, "--state", "ready", "-o", "json"); err != nil {
+			return err
+		}
+		if len(pl.Items) != 1 {
+			return fmt.Errorf("pods: %+v", pl.Items)
+		}
+		podID, podUID = pl.Items[0].ID, pl.Items[0].Metadata.UID
+		var cl containerList
+		if err := s.crictlJSON(&cl, "ps", "-a", "--pod", podID, "-o", "json"); err != nil {
+			return err
+		}
+		for _, c := range cl.Containers {
+			ids[c.Metadata.Name], states[c.Metadata.Name] = c.ID, c.State
+		}
+		if states["init"] != "CONTAINER_EXITED" || states["web"] != "CONTAINER_RUNNING" || states["side"] != "CONTAINER_RUNNING" {
+			return fmt.Errorf("states: %v", states)
+		}
+		return nil
+	})
+	var st struct {
+		Status struct{ ExitCode int } `json:"status"`
+	}
+	if err := s.crictlJSON(&st, "inspect", "-o", "json", ids["init"]); err != nil || st.Status.ExitCode != 0 {
+		t.Errorf("init's exit code %d (%v)", st.Status.ExitCode, err)
+	}
+
+	// The hostPort, on the node's address, serves what init wrote.
+	waitFor(t, "GET through the hostPort", 20*time.Second, func() error {
+		c := &http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get(fmt.Sprintf("http://192.0.2.10:%d/index.html", hostPort))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		if strings.TrimSpace(b.String()) != "made-by-init" {
+			return fmt.Errorf("%s: %q", resp.Status, b.String())
+		}
+		return nil
+	})
+
+	// The user, and the shared PID namespace: side sees web's httpd.
+	if out, err := run(s.crictl, "exec", ids["web"], "id", "-u"); err != nil || strings.TrimSpace(out) != "1000" {
+		t.Errorf("web's uid: %q, %v", out, err)
+	}
+	if out, err := run(s.crictl, "exec", ids["side"], "ps", "-o", "pid,args"); err != nil || !strings.Contains(out, "httpd -f -p 8080") {
+		t.Errorf("side's ps does not show web's httpd: %q, %v", out, err)
+	}
+
+	// Guaranteed: the pod's cgroup is kubepods/pod<uid>, and the memory
+	// limit is on the container's.
+	pid, err := run(s.docker, "-H", s.dockerHost, "inspect", "-f", "{{.State.Pid}}", ids["web"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := os.ReadFile("/proc/" + strings.TrimSpace(pid) + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var memPath string
+	for _, line := range strings.Split(string(cg), "\n") {
+		if p, ok := strings.CutPrefix(line, strings.SplitN(line, ":", 3)[0]+":memory:"); ok {
+			memPath = p
+		}
+	}
+	if !strings.HasPrefix(memPath, "/kubepods/pod"+podUID+"/") {
+		t.Errorf("web's memory cgroup %q, want below /kubepods/pod%s", memPath, podUID)
+	} else if b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory", memPath, "memory.limit_in_bytes")); err != nil || strings.TrimSpace(string(b)) != "67108864" {
+		t.Errorf("web's memory limit: %q, %v", b, err)
+	}
+
+	if err := os.Remove(manifestPath); err != nil {
+		t.Fatal(err)
+	}
+	deleted = true
+	waitFor(t, "the pod's sandbox and containers are removed", 150*time.Second, func() error {
+		var pl podList
+		if err := s.crictlJSON(&pl, "pods", "-o", "json"); err != nil {
+			return err
+		}
+		if len(pl.Items) > 0 {
+			return fmt.Errorf("pods: %+v", pl.Items)
+		}
+		out, err := run(s.docker, "-H", s.dockerHost, "ps", "-a", "-q")
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != "" {
+			return fmt.Errorf("containers: %q", out)
+		}
+		return nil
+	})
+	_ = full
+}
