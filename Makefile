@@ -5,7 +5,7 @@ TAGS     := seccomp
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/sdengine/engine/daemon.GitCommit=$(COMMIT)
 
-.PHONY: all binaries test unit integration critest lint demo compat clean
+.PHONY: all binaries test unit integration critest lint demo compat k8s clean
 
 # BIN is where the binaries go (hack/bench builds into a private one).
 BIN      ?= bin
@@ -55,6 +55,7 @@ lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
 	$(GO) vet -tags '$(TAGS)' ./...
 	$(GO) vet -tags '$(TAGS) integration' ./integration-cli/
+	$(GO) vet -tags k8s ./hack/k8s/
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS)' ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags '$(TAGS) integration' ./integration-cli/
 	! $(GO) list -tags '$(TAGS)' -test -deps ./image/... | grep 'sdengine/engine/daemon/'
@@ -65,6 +66,12 @@ lint:
 # (hack/compat/run; not part of `make test`). Writes hack/compat/results/.
 compat: binaries
 	hack/compat/run
+
+# A real kubelet (v1.37, built from source and cached) runs a static pod
+# through dockerd's CRI socket, in a private network namespace
+# (hack/k8s/run, hack/k8s/README.md; not part of `make test`).
+k8s: binaries
+	hack/k8s/run
 
 # Build, start dockerd on its default paths, make the busybox image, run it.
 demo:

@@ -143,7 +143,7 @@ func createParams(sb *sandbox, cfg *runtimeapi.ContainerConfig, imageID string) 
 	}
 	if r := cfg.GetLinux().GetResources(); r != nil {
 		hc.Resources = resources(r)
-		hc.OomScoreAdj = int(r.OomScoreAdj)
+		hc.OomScoreAdj = oomScoreAdj(r.OomScoreAdj)
 	}
 	hc.CgroupParent = pod.GetLinux().GetCgroupParent()
 	for _, m := range cfg.Mounts {
