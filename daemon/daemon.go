@@ -24,6 +24,7 @@ import (
 	"github.com/sdengine/engine/distribution"
 	"github.com/sdengine/engine/image"
 	"github.com/sdengine/engine/image/graphdriver"
+	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/pkg/errdefs"
 	"github.com/sdengine/engine/pkg/systemd"
@@ -42,9 +43,12 @@ type Daemon struct {
 	cgroupDriver string
 	machines     *machineRegistry
 	machined     Machined
-	// bridge is the default bridge network; nil with --bridge none.
+	// net is the network controller: the networks, the containers'
+	// endpoints, the embedded DNS (libnetwork).
+	net *libnetwork.Controller
+	// bridge is the controller's default bridge (nil with --bridge
+	// none), for the spec's host-gateway.
 	bridge  *bridge.Bridge
-	nets    *netState // user-defined networks, the embedded DNS (usernet.go)
 	started time.Time
 	events  *events.Events
 
@@ -121,12 +125,7 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string, opts ...Opt
 	if cfg.ShimGroupSize > 0 {
 		driver.SetShimGroupSize(cfg.ShimGroupSize)
 	}
-	br, err := newBridge(cfg)
-	if err != nil {
-		return nil, err
-	}
 	d = &Daemon{
-		bridge:       br,
 		cfg:          cfg,
 		containers:   containers,
 		images:       images,
@@ -148,9 +147,10 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string, opts ...Opt
 		o(d)
 	}
 	images.SetEvents(d.imageEvent)
-	if err := d.openNetworks(); err != nil {
+	if d.net, err = newNetworkController(cfg, d); err != nil {
 		return nil, err
 	}
+	d.bridge = d.net.DefaultBridge()
 	d.restoreVolumeRefs()
 	cleanImageChecks(cfg.Root)
 	d.recover(ctx)
@@ -174,7 +174,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	if d.cfg.LiveRestore {
 		slog.Info("live-restore: leaving containers running", "count", len(ids))
 		d.closeNotifiers()
-		d.closeNetworks(len(ids) == 0)
+		d.net.Close(len(ids) == 0)
 		return
 	}
 	var wg sync.WaitGroup
@@ -194,7 +194,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 	wg.Wait()
 	// Nothing runs any more: the bridge, its table and namespaces go, so
 	// that a stopped daemon leaves nothing of its network on the host.
-	d.closeNetworks(true)
+	d.net.Close(true)
 	d.machines.wait()
 	if c, ok := d.machined.(io.Closer); ok {
 		c.Close()

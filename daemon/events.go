@@ -70,16 +70,11 @@ func (d *Daemon) refEvent(action eventtypes.Action, ref reference.Named) {
 // bridge.
 func (d *Daemon) networkEvent(id, name string, action eventtypes.Action, extra map[string]string) {
 	if id == "" {
-		id = networkID(name)
+		id = libnetwork.NetworkID(name)
 	}
 	attrs := map[string]string{"name": name, "type": "bridge"}
 	maps.Copy(attrs, extra)
 	d.events.Log(action, eventtypes.NetworkEventType, eventtypes.Actor{ID: id, Attributes: attrs})
-}
-
-// endpointEvent logs the connect or disconnect of container id at ep.
-func (d *Daemon) endpointEvent(ep *libnetwork.Endpoint, action eventtypes.Action, id string) {
-	d.networkEvent(ep.NetworkID, ep.Network, action, map[string]string{"container": id})
 }
 
 func trimSlash(name string) string {

@@ -2,16 +2,14 @@ package daemon
 
 import (
 	"fmt"
-	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	containertypes "github.com/docker/docker/api/types/container"
-	"github.com/docker/go-connections/nat"
 
 	"github.com/sdengine/engine/container"
+	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -19,9 +17,9 @@ import (
 // has them: the record keeps alias → the linked container's ID
 // (Container.Links), so that renaming either side keeps the link; the
 // link is a name of the linked container ("/PARENT/ALIAS", the store's
-// linkedLocked); at each start the linked containers must run on the
-// default bridge, and give the environment ALIAS_PORT_..., ALIAS_NAME and
-// ALIAS_ENV_... and /etc/hosts a line "IP ALIAS HOSTNAME NAME".
+// linkedLocked); at each start the daemon reads the linked containers'
+// records (joinLinks) and libnetwork's Join checks they run on the
+// default bridge and computes what the links give (environment, hosts).
 // On a user-defined network Docker registers no link (its links are
 // names of its embedded DNS instead): nothing is checked or kept here.
 
@@ -42,7 +40,7 @@ func (d *Daemon) validateLinks(hc *containertypes.HostConfig) error {
 
 // resolveLinks is the links' record: alias → linked container's ID.
 func (d *Daemon) resolveLinks(hc *containertypes.HostConfig) (map[string]string, error) {
-	if len(hc.Links) == 0 || isUserMode(hc.NetworkMode) {
+	if len(hc.Links) == 0 || libnetwork.IsUserMode(string(hc.NetworkMode)) {
 		return nil, nil
 	}
 	switch {
@@ -53,7 +51,7 @@ func (d *Daemon) resolveLinks(hc *containertypes.HostConfig) (map[string]string,
 	}
 	out := map[string]string{}
 	for _, l := range hc.Links {
-		name, alias, err := parseLink(l)
+		name, alias, err := libnetwork.ParseLink(l)
 		if err != nil {
 			return nil, errdefs.InvalidParameter(err)
 		}
@@ -75,145 +73,62 @@ func (d *Daemon) resolveLinks(hc *containertypes.HostConfig) (map[string]string,
 	return out, nil
 }
 
-// parseLink reads a link "NAME[:ALIAS]" (ALIAS defaults to NAME); a link
-// as a record shows it ("/NAME:/CONTAINER/ALIAS") reads as NAME, ALIAS.
-func parseLink(link string) (name, alias string, err error) {
-	if link == "" {
-		return "", "", fmt.Errorf("empty string specified for links")
-	}
-	parts := strings.Split(link, ":")
-	if len(parts) > 2 {
-		return "", "", fmt.Errorf("bad format for links: %s", link)
-	}
-	name = strings.TrimPrefix(parts[0], "/")
-	alias = name
-	if len(parts) == 2 && parts[1] != "" {
-		alias = path.Base(parts[1])
-	}
-	if name == "" || alias == "" || alias == "/" || alias == "." {
-		return "", "", fmt.Errorf("bad format for links: %s", link)
-	}
-	return name, alias, nil
-}
-
-// linkedState is what a link needs of the linked container.
-type linkedState struct {
-	name, hostname, ip string
-	running            bool
-	env                []string
-	ports              []nat.Port
-}
-
-// peekLinked reads the linked container's state under its lock, only
+// peekLinked reads the linked container's record under its lock, only
 // trying it (the caller holds its own container's lock; see peek).
-func peekLinked(self, other *container.Container) (linkedState, error) {
+func peekLinked(self, other *container.Container, alias string) (libnetwork.LinkedContainer, error) {
 	if other == self {
-		return linkedState{}, errdefs.InvalidParameter(fmt.Errorf("container %s cannot link to itself", self.ID))
+		return libnetwork.LinkedContainer{}, errdefs.InvalidParameter(fmt.Errorf("container %s cannot link to itself", self.ID))
 	}
 	deadline := time.Now().Add(lockWait)
 	for !other.TryLock() {
 		if time.Now().After(deadline) {
-			return linkedState{}, errdefs.Conflict(fmt.Errorf("container %s is busy (being started, stopped or removed); try again", other.ID))
+			return libnetwork.LinkedContainer{}, errdefs.Conflict(fmt.Errorf("container %s is busy (being started, stopped or removed); try again", other.ID))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	defer other.Unlock()
-	st := linkedState{
-		name:     other.Name,
-		hostname: other.Config.Hostname,
-		running:  other.State.Running(),
-		env:      append([]string(nil), other.Config.Env...),
+	st := libnetwork.LinkedContainer{
+		Alias:    alias,
+		ID:       other.ID,
+		Name:     other.Name,
+		Hostname: other.Config.Hostname,
+		Running:  other.State.Running(),
+		Env:      append([]string(nil), other.Config.Env...),
 	}
-	if st.hostname == "" {
-		st.hostname = other.ID[:12]
-	}
-	for _, ep := range containerEndpoints(other) {
-		if ep.NetworkID == "" {
-			st.ip = ep.IPAddress
-		}
+	if st.Hostname == "" {
+		st.Hostname = other.ID[:12]
 	}
 	for p := range other.Config.ExposedPorts {
-		st.ports = append(st.ports, p)
+		st.Ports = append(st.Ports, p)
 	}
 	return st, nil
 }
 
-// setupLinks computes, at c's start, what its links give it (c.LinkEnv,
-// c.LinkHosts). A linked container that is gone is skipped, as in Docker;
-// one that does not run, or not on the default bridge, fails the start.
-// The caller holds c's lock.
-func (d *Daemon) setupLinks(c *container.Container) error {
-	c.LinkEnv, c.LinkHosts = nil, nil
+// joinLinks are c's legacy links as Join wants them, in the order of
+// their aliases. A linked container that is gone is skipped, as in
+// Docker. The caller holds c's lock.
+func (d *Daemon) joinLinks(c *container.Container) ([]libnetwork.LinkedContainer, error) {
 	if len(c.Links) == 0 {
-		return nil
+		return nil, nil
 	}
 	aliases := make([]string, 0, len(c.Links))
 	for a := range c.Links {
 		aliases = append(aliases, a)
 	}
 	sort.Strings(aliases)
+	var out []libnetwork.LinkedContainer
 	for _, alias := range aliases {
 		other, err := d.containers.Get(c.Links[alias])
 		if err != nil || other.ID != c.Links[alias] {
 			continue
 		}
-		st, err := peekLinked(c, other)
+		st, err := peekLinked(c, other, alias)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		full := c.Name + "/" + alias
-		if !st.running {
-			return errdefs.Conflict(fmt.Errorf("Cannot link to a non running container: %s AS %s", st.name, full))
-		}
-		if st.ip == "" || d.bridge == nil || !isBridgeMode(c.HostConfig.NetworkMode) {
-			return errdefs.InvalidParameter(fmt.Errorf("Cannot link to %s, as it does not belong to the default network", st.name))
-		}
-		c.LinkEnv = append(c.LinkEnv, linkEnv(alias, full, st)...)
-		names := alias + " " + st.hostname
-		if alias != strings.TrimPrefix(st.name, "/") {
-			names += " " + strings.TrimPrefix(st.name, "/")
-		}
-		c.LinkHosts = append(c.LinkHosts, st.ip+"\t"+names)
+		out = append(out, st)
 	}
-	return nil
-}
-
-// linkEnv is the environment one link gives, in Docker's form: for the
-// alias "db" of a container exposing 5432/tcp at 172.17.0.2,
-// DB_PORT=tcp://172.17.0.2:5432 (the lowest port), for each port
-// DB_PORT_5432_TCP (the URL), _ADDR, _PORT and _PROTO, DB_NAME=/me/db,
-// and DB_ENV_K=V for the linked container's own variables but HOME and
-// PATH.
-func linkEnv(alias, full string, st linkedState) []string {
-	prefix := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(alias))
-	ports := append([]nat.Port(nil), st.ports...)
-	sort.Slice(ports, func(i, j int) bool {
-		if ports[i].Int() != ports[j].Int() {
-			return ports[i].Int() < ports[j].Int()
-		}
-		return ports[i].Proto() < ports[j].Proto()
-	})
-	var env []string
-	if len(ports) > 0 {
-		env = append(env, fmt.Sprintf("%s_PORT=%s://%s:%s", prefix, ports[0].Proto(), st.ip, ports[0].Port()))
-	}
-	for _, p := range ports {
-		k := prefix + "_PORT_" + p.Port() + "_" + strings.ToUpper(p.Proto())
-		env = append(env,
-			fmt.Sprintf("%s=%s://%s:%s", k, p.Proto(), st.ip, p.Port()),
-			k+"_ADDR="+st.ip,
-			k+"_PORT="+strconv.Itoa(p.Int()),
-			k+"_PROTO="+p.Proto())
-	}
-	env = append(env, prefix+"_NAME="+full)
-	for _, kv := range st.env {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "HOME" || k == "PATH" {
-			continue
-		}
-		env = append(env, prefix+"_ENV_"+k+"="+v)
-	}
-	return env
+	return out, nil
 }
 
 // removeLink serves rm --link: name is "/PARENT/ALIAS". As in Docker, a

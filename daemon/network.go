@@ -2,184 +2,147 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strings"
+	"time"
 
+	eventtypes "github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/sdengine/engine/container"
-	"github.com/sdengine/engine/libnetwork/bridge"
+	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
-// Docker's predefined networks: "bridge" (the default bridge, unless
-// --bridge none), "host" (the host's network namespace) and "none" (a
-// namespace with only lo); the user-defined ones are usernet.go's.
-var builtinNetworks = []struct{ name, driver string }{
-	{"host", "host"},
-	{"none", "null"},
-}
+// The network API: the networks are libnetwork's controller (d.net);
+// here the daemon hands it the requests, and for connect and disconnect
+// what the container's record says, and keeps what changes in the record.
 
-// networkID is a builtin network's ID: Docker's are random and kept on
-// disk; these are derived from the name, so that they are as stable
-// without a record.
-func networkID(name string) string {
-	sum := sha256.Sum256([]byte("sdengine network " + name))
-	return hex.EncodeToString(sum[:])
-}
-
-var networkFilters = map[string]bool{
-	"dangling": true, "driver": true, "id": true, "label": true, "name": true, "scope": true, "type": true,
-}
-
-// NetworkList serves GET /networks: the builtin networks that match the
-// filters, as Docker filters them (every builtin network is "builtin",
-// none is "custom" or dangling).
+// NetworkList serves GET /networks.
 func (d *Daemon) NetworkList(ctx context.Context, f filters.Args) ([]network.Summary, error) {
-	if err := f.Validate(networkFilters); err != nil {
+	return d.net.List(ctx, f)
+}
+
+// NetworkInspect serves GET /networks/{id}.
+func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspect, error) {
+	return d.net.Inspect(ctx, ref)
+}
+
+// NetworkCreate serves POST /networks/create.
+func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (network.CreateResponse, error) {
+	return d.net.Create(ctx, req)
+}
+
+// NetworkRemove serves DELETE /networks/{id}: refused (403) while a
+// container is attached.
+func (d *Daemon) NetworkRemove(ctx context.Context, ref string) error {
+	return d.net.Remove(ctx, ref)
+}
+
+var pruneNetworkFilters = map[string]bool{"until": true, "label": true, "label!": true}
+
+// NetworksPrune serves POST /networks/prune: user-defined networks no
+// container is attached to.
+func (d *Daemon) NetworksPrune(ctx context.Context, f filters.Args) (*network.PruneReport, error) {
+	if err := f.Validate(pruneNetworkFilters); err != nil {
 		return nil, errdefs.InvalidParameter(err)
 	}
-	dangling := false
-	if v := f.Get("dangling"); len(v) > 0 {
-		if len(v) > 1 {
-			return nil, errdefs.InvalidParameter(fmt.Errorf(`got more than one value for filter key "dangling"`))
+	var until time.Time
+	if vs := f.Get("until"); len(vs) > 0 {
+		if len(vs) > 1 {
+			return nil, errdefs.InvalidParameter(fmt.Errorf("more than one until filter specified"))
 		}
-		switch v[0] {
-		case "0", "false":
-		case "1", "true":
-			dangling = true
-		default:
-			return nil, errdefs.InvalidParameter(fmt.Errorf(`invalid value for filter 'dangling', must be "true" (or "1"), or "false" (or "0")`))
+		t, err := parseUntil(vs[0])
+		if err != nil {
+			return nil, errdefs.InvalidParameter(err)
 		}
+		until = t
 	}
-	builtin, custom := true, true
-	if f.Contains("type") {
-		builtin, custom = false, false
-		for _, t := range f.Get("type") {
-			switch t {
-			case "builtin":
-				builtin = true
-			case "custom":
-				custom = true
-			default:
-				return nil, errdefs.InvalidParameter(fmt.Errorf("invalid filter: 'type'='%s'", t))
-			}
-		}
-	}
-	out := []network.Summary{}
-	var all []network.Summary
-	if builtin && !dangling {
-		for _, n := range d.networks() {
-			all = append(all, d.builtinNetwork(n.name, n.driver))
-		}
-	}
-	if custom {
-		for _, n := range d.userNetworks() {
-			nw := d.inspectUserNetwork(n)
-			if dangling && len(nw.Containers) > 0 {
-				continue
-			}
-			// Docker's list leaves the containers out.
-			nw.Containers = map[string]network.EndpointResource{}
-			all = append(all, nw)
-		}
-	}
-	for _, nw := range all {
-		switch {
-		case f.Contains("driver") && !f.ExactMatch("driver", nw.Driver),
-			f.Contains("name") && !f.Match("name", nw.Name),
-			f.Contains("id") && !f.Match("id", nw.ID),
-			f.Contains("label") && !f.MatchKVList("label", nw.Labels),
-			f.Contains("scope") && !f.ExactMatch("scope", nw.Scope):
-			continue
-		}
-		out = append(out, nw)
-	}
-	return out, nil
+	return d.net.Prune(ctx, until, f)
 }
 
-// NetworkInspect serves GET /networks/{id}: a builtin network by name, full
-// ID or ID prefix, with the running containers that use it.
-func (d *Daemon) NetworkInspect(ctx context.Context, ref string) (network.Inspect, error) {
-	for _, n := range d.networks() {
-		id := networkID(n.name)
-		if ref != n.name && ref != id && (ref == "" || !strings.HasPrefix(id, ref)) {
-			continue
-		}
-		nw := d.builtinNetwork(n.name, n.driver)
-		for _, c := range d.containers.List() {
-			c.Lock()
-			switch {
-			case c.State.Status != container.StatusRunning:
-			case n.name == bridge.NetworkName:
-				for _, ep := range containerEndpoints(c) {
-					if ep.NetworkID == "" {
-						nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/"),
-							EndpointID: ep.EndpointID, MacAddress: ep.MacAddress,
-							IPv4Address: fmt.Sprintf("%s/%d", ep.IPAddress, ep.PrefixLen), IPv6Address: ipv6Address(ep)}
-					}
-				}
-			case string(c.HostConfig.NetworkMode) == n.name:
-				nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/")}
-			}
-			c.Unlock()
-		}
-		return nw, nil
+// NetworkConnect serves POST /networks/{id}/connect: a running container
+// gets an interface on the network at once (its next ethN), a stopped one
+// joins it at its next start; either way the record keeps the settings.
+func (d *Daemon) NetworkConnect(ctx context.Context, ref, name string, es *network.EndpointSettings) error {
+	if err := d.net.CheckConnect(ref); err != nil {
+		return err
 	}
-	n, err := d.userNetwork(ref)
+	c, err := d.containers.Get(name)
 	if err != nil {
-		return network.Inspect{}, err
+		return err
 	}
-	return d.inspectUserNetwork(n), nil
+	if es == nil {
+		es = &network.EndpointSettings{}
+	}
+	c.Lock()
+	defer c.Unlock()
+	switch mode := c.HostConfig.NetworkMode; {
+	case mode == "host", mode.IsContainer():
+		return errdefs.InvalidParameter(fmt.Errorf("container sharing network namespace with another container or host cannot be connected to any other network"))
+	case mode == "none":
+		return errdefs.InvalidParameter(fmt.Errorf("container cannot be connected to multiple networks with one of the networks in private (none) mode"))
+	}
+	running := c.State.Status == container.StatusRunning || c.State.Status == container.StatusPaused
+	res, err := d.net.Connect(ctx, libnetwork.ConnectRequest{
+		ContainerID: c.ID, Name: c.Name, Ref: ref, Settings: es,
+		Running: running, Configured: c.NetworkConfig,
+	})
+	if err != nil {
+		return err
+	}
+	if running {
+		c.Network, c.Networks = res.Attachment.Network, res.Attachment.Networks
+	}
+	if c.NetworkConfig == nil {
+		c.NetworkConfig = map[string]*network.EndpointSettings{}
+	}
+	c.NetworkConfig[res.Network] = es.Copy()
+	return c.SaveLocked()
 }
 
-// networks are the predefined networks: the bridge first when there is one.
-func (d *Daemon) networks() []struct{ name, driver string } {
-	if d.bridge == nil {
-		return builtinNetworks
+// NetworkDisconnect serves POST /networks/{id}/disconnect: the container's
+// interface on the network goes (while it runs), and the record forgets
+// the network.
+func (d *Daemon) NetworkDisconnect(ctx context.Context, ref, name string, force bool) error {
+	netName, nerr := d.net.NetworkName(ref)
+	c, err := d.containers.Get(name)
+	if err != nil {
+		return err
 	}
-	return append([]struct{ name, driver string }{{bridge.NetworkName, "bridge"}}, builtinNetworks...)
+	c.Lock()
+	defer c.Unlock()
+	if nerr != nil {
+		netName = ref
+	}
+	if c.HostConfig.NetworkMode == "host" && (ref == "host" || ref == libnetwork.NetworkID("host")) {
+		return errdefs.InvalidParameter(fmt.Errorf("container cannot be disconnected from host network or connected to host network"))
+	}
+	running := c.State.Status == container.StatusRunning || c.State.Status == container.StatusPaused
+	if nerr != nil && !(force && !running) {
+		return nerr
+	}
+	if !running {
+		if _, ok := c.NetworkConfig[netName]; !ok && string(c.HostConfig.NetworkMode) != netName {
+			return fmt.Errorf("container %s is not connected to the network %s", c.ID, netName)
+		}
+		delete(c.NetworkConfig, netName)
+		return c.SaveLocked()
+	}
+	att, err := d.net.Disconnect(ctx, c.ID, ref)
+	if err != nil {
+		return err
+	}
+	c.Network, c.Networks = att.Network, att.Networks
+	delete(c.NetworkConfig, netName)
+	return c.SaveLocked()
 }
 
-func (d *Daemon) builtinNetwork(name, driver string) network.Inspect {
-	if name == bridge.NetworkName && d.bridge != nil {
-		mtu := d.bridge.MTU()
-		if mtu == 0 {
-			mtu = 1500
-		}
-		cfgs := []network.IPAMConfig{{Subnet: d.bridge.Subnet().String(), Gateway: d.bridge.Gateway().String(), IPRange: d.bridge.FixedCIDR()}}
-		v6 := d.bridge.Subnet6().IsValid()
-		if v6 {
-			cfgs = append(cfgs, network.IPAMConfig{Subnet: d.bridge.Subnet6().String(), Gateway: d.bridge.Gateway6().String()})
-		}
-		return network.Inspect{
-			Name: name, ID: networkID(name), Created: d.started, Scope: "local", Driver: driver, EnableIPv4: true, EnableIPv6: v6,
-			IPAM:       network.IPAM{Driver: "default", Options: nil, Config: cfgs},
-			Containers: map[string]network.EndpointResource{},
-			Options: map[string]string{
-				"com.docker.network.bridge.default_bridge":       "true",
-				"com.docker.network.bridge.enable_icc":           "true",
-				"com.docker.network.bridge.enable_ip_masquerade": "true",
-				"com.docker.network.bridge.host_binding_ipv4":    "0.0.0.0",
-				"com.docker.network.bridge.name":                 d.bridge.Name(),
-				"com.docker.network.driver.mtu":                  fmt.Sprint(mtu),
-			},
-			Labels: map[string]string{},
-		}
+// networkEvents publishes what the controller reports.
+func (d *Daemon) networkEvents(action eventtypes.Action, id, name, containerID string) {
+	var extra map[string]string
+	if containerID != "" {
+		extra = map[string]string{"container": containerID}
 	}
-	return network.Inspect{
-		Name:       name,
-		ID:         networkID(name),
-		Created:    d.started,
-		Scope:      "local",
-		Driver:     driver,
-		EnableIPv4: true,
-		IPAM:       network.IPAM{Driver: "default", Options: map[string]string{}, Config: []network.IPAMConfig{}},
-		Containers: map[string]network.EndpointResource{},
-		Options:    map[string]string{},
-		Labels:     map[string]string{},
-	}
+	d.networkEvent(id, name, action, extra)
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/libnetwork/portmap"
 	"strconv"
@@ -209,7 +210,7 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 	ns := &containertypes.NetworkSettings{Networks: nets}
 	mode := c.HostConfig.NetworkMode
 	if mode == "host" || mode == "none" {
-		nets[string(mode)] = &network.EndpointSettings{NetworkID: networkID(string(mode))}
+		nets[string(mode)] = &network.EndpointSettings{NetworkID: libnetwork.NetworkID(string(mode))}
 		return ns
 	}
 	if mode.IsContainer() {
@@ -217,25 +218,25 @@ func (d *Daemon) inspectNetworkSettings(c *container.Container) *containertypes.
 	}
 	ns.Ports = portmap.PortMap(nil, c.Config.ExposedPorts)
 	// What was asked for, then what is attached (while it runs).
-	wanted, _ := d.wantedNetworks(c)
+	wanted, _ := d.net.WantedNetworks(string(mode), c.NetworkConfig)
 	for _, n := range wanted {
-		es := &network.EndpointSettings{NetworkID: networkID(bridge.NetworkName)}
-		if n.id != "" {
-			es.NetworkID = n.id
+		es := &network.EndpointSettings{NetworkID: libnetwork.NetworkID(bridge.NetworkName)}
+		if n.ID != "" {
+			es.NetworkID = n.ID
 		}
-		if n.es != nil {
-			es.Aliases, es.IPAMConfig, es.DriverOpts, es.Links = n.es.Aliases, n.es.IPAMConfig, n.es.DriverOpts, n.es.Links
-			es.MacAddress, es.GwPriority = n.es.MacAddress, n.es.GwPriority
+		if n.Settings != nil {
+			es.Aliases, es.IPAMConfig, es.DriverOpts, es.Links = n.Settings.Aliases, n.Settings.IPAMConfig, n.Settings.DriverOpts, n.Settings.Links
+			es.MacAddress, es.GwPriority = n.Settings.MacAddress, n.Settings.GwPriority
 		}
-		if n.id != "" && (string(mode) == n.name || string(mode) == n.id) && len(c.HostConfig.Links) > 0 {
+		if n.ID != "" && (string(mode) == n.Name || string(mode) == n.ID) && len(c.HostConfig.Links) > 0 {
 			// Docker keeps the links of a user-defined network mode as
 			// its endpoint's.
 			es.Links = append(append([]string(nil), es.Links...), c.HostConfig.Links...)
 		}
-		if n.id != "" {
+		if n.ID != "" {
 			es.DNSNames = append([]string{strings.TrimPrefix(c.Name, "/"), c.ID[:12]}, es.Aliases...)
 		}
-		nets[n.name] = es
+		nets[n.Name] = es
 	}
 	for _, ep := range containerEndpoints(c) {
 		es := nets[ep.Network]

@@ -151,7 +151,7 @@ func (d *Daemon) recover(ctx context.Context) {
 
 	// The bridge: rules from the containers that kept running; leases,
 	// veths and namespaces of any other are released.
-	d.reconcileNetworks()
+	d.net.Reconcile()
 
 	// Writable layers of containers without a record.
 	for _, id := range d.images.RWLayerIDs() {

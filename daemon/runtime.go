@@ -133,6 +133,7 @@ func (d *Daemon) ContainerRename(ctx context.Context, oldName, newName string) e
 		_ = d.containers.Rename(c, old)
 		return err
 	}
+	d.net.Rename(c.ID, n)
 	d.containerEvent(c, eventtypes.ActionRename, map[string]string{"oldName": old})
 	return nil
 }

@@ -118,14 +118,7 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container, files 
 			releaseShm(c.Root)
 		}
 	}()
-	hostname := c.Config.Hostname
-	if hostname == "" {
-		hostname = c.ShortID()
-	}
-	if err := d.setupLinks(c); err != nil {
-		return nil, err
-	}
-	if err := d.connectNetwork(c, hostname); err != nil {
+	if err := d.connectNetwork(c); err != nil {
 		return nil, err
 	}
 	defer func() {

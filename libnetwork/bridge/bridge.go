@@ -23,10 +23,10 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/libnetwork/ipam"
 	"github.com/sdengine/engine/libnetwork/netns"
 	"github.com/sdengine/engine/libnetwork/portmap"
+	"github.com/sdengine/engine/libnetwork/types"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -83,7 +83,7 @@ type Bridge struct {
 
 type attached struct {
 	ip    netip.Addr
-	ports []libnetwork.PortBinding
+	ports []types.PortBinding
 	hold  *portmap.Hold
 }
 
@@ -213,7 +213,7 @@ func (b *Bridge) writeTable() error {
 	if !b.cfg.IPTables {
 		return nil
 	}
-	ports := map[netip.Addr][]libnetwork.PortBinding{}
+	ports := map[netip.Addr][]types.PortBinding{}
 	for _, a := range b.ports {
 		ports[a.ip] = append(ports[a.ip], a.ports...)
 	}
@@ -269,7 +269,7 @@ type AttachOptions struct {
 // Attach gives container id an address on the network, its interface in
 // the namespace at o.NetnsPath and the published ports it asks for. On an
 // error, nothing of it is left.
-func (b *Bridge) Attach(id string, o AttachOptions) (ep *libnetwork.Endpoint, retErr error) {
+func (b *Bridge) Attach(id string, o AttachOptions) (ep *types.Endpoint, retErr error) {
 	var mac net.HardwareAddr
 	if o.MAC != "" {
 		m, err := net.ParseMAC(o.MAC)
@@ -334,7 +334,7 @@ func (b *Bridge) Attach(id string, o AttachOptions) (ep *libnetwork.Endpoint, re
 	if err := b.plumb(id, nsPath, o.IfName, ip, ip6, mac, o.DefaultRoute && !b.cfg.Internal); err != nil {
 		return nil, err
 	}
-	ep = &libnetwork.Endpoint{
+	ep = &types.Endpoint{
 		Network:    b.cfg.NetworkName,
 		NetworkID:  b.cfg.NetworkID,
 		IfName:     o.IfName,
@@ -536,7 +536,7 @@ func (b *Bridge) Detach(id string) error {
 
 // Restore takes back a container that kept running while no daemon was
 // there: its address stays leased to it, its ports held and published.
-func (b *Bridge) Restore(id string, ep *libnetwork.Endpoint) error {
+func (b *Bridge) Restore(id string, ep *types.Endpoint) error {
 	ip, err := netip.ParseAddr(ep.IPAddress)
 	if err != nil {
 		return fmt.Errorf("endpoint of %s: %w", id, err)

@@ -9,7 +9,7 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
-	"github.com/sdengine/engine/libnetwork"
+	"github.com/sdengine/engine/libnetwork/types"
 )
 
 // The firewall is one nftables table of the daemon's own per bridge,
@@ -83,7 +83,7 @@ func cat(parts ...[]expr.Any) []expr.Any {
 // Networks are isolated from one another as in Docker: the forward chain
 // drops what would be routed from this bridge to any of peers (the
 // engine's other bridges); each peer's table drops the way back.
-func writeTable(bridge string, subnet netip.Prefix, masquerade, internal bool, peers []string, ports map[netip.Addr][]libnetwork.PortBinding) error {
+func writeTable(bridge string, subnet netip.Prefix, masquerade, internal bool, peers []string, ports map[netip.Addr][]types.PortBinding) error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
@@ -152,7 +152,7 @@ func writeTable(bridge string, subnet netip.Prefix, masquerade, internal bool, p
 	return nil
 }
 
-func dnat(ip netip.Addr, b libnetwork.PortBinding) []expr.Any {
+func dnat(ip netip.Addr, b types.PortBinding) []expr.Any {
 	var e []expr.Any
 	if hip, err := netip.ParseAddr(b.HostIP); err == nil && !hip.IsUnspecified() {
 		a := hip.As4()

@@ -19,7 +19,7 @@ import (
 	"github.com/docker/go-connections/nat"
 	"golang.org/x/sys/unix"
 
-	"github.com/sdengine/engine/libnetwork"
+	"github.com/sdengine/engine/libnetwork/types"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -212,9 +212,9 @@ func (h *Hold) add(fd int, proto string, ip netip.Addr, containerPort uint16) {
 // range, or one the kernel picks from its ephemeral range) and returns
 // the bindings. Either every port is held or none is: a port already
 // taken is a conflict.
-func Reserve(reqs []Request) ([]libnetwork.PortBinding, *Hold, error) {
+func Reserve(reqs []Request) ([]types.PortBinding, *Hold, error) {
 	h := &Hold{}
-	var out []libnetwork.PortBinding
+	var out []types.PortBinding
 	// The port the IPv4 half of each binding without host IP got.
 	type half struct {
 		proto      string
@@ -245,7 +245,7 @@ func Reserve(reqs []Request) ([]libnetwork.PortBinding, *Hold, error) {
 
 // Rebind holds again the ports a container that kept running across a
 // daemon restart was given.
-func Rebind(bs []libnetwork.PortBinding) (*Hold, error) {
+func Rebind(bs []types.PortBinding) (*Hold, error) {
 	h := &Hold{}
 	for _, b := range bs {
 		ip, err := netip.ParseAddr(b.HostIP)
@@ -263,8 +263,8 @@ func Rebind(bs []libnetwork.PortBinding) (*Hold, error) {
 	return h, nil
 }
 
-func reserveOne(r Request) (libnetwork.PortBinding, int, error) {
-	b := libnetwork.PortBinding{Proto: r.Proto, HostIP: r.HostIP.String(), ContainerPort: r.ContainerPort}
+func reserveOne(r Request) (types.PortBinding, int, error) {
+	b := types.PortBinding{Proto: r.Proto, HostIP: r.HostIP.String(), ContainerPort: r.ContainerPort}
 	if r.HostPortStart == 0 {
 		fd, err := bindPort(r.Proto, r.HostIP, 0)
 		if err != nil {
@@ -365,7 +365,7 @@ var hostHasIPv6 = sync.OnceValue(func() bool {
 
 // PortMap is the bindings as the API shows them (NetworkSettings.Ports),
 // with every exposed port, published or not.
-func PortMap(bs []libnetwork.PortBinding, exposed nat.PortSet) nat.PortMap {
+func PortMap(bs []types.PortBinding, exposed nat.PortSet) nat.PortMap {
 	out := nat.PortMap{}
 	for p := range exposed {
 		out[p] = nil

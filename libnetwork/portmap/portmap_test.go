@@ -6,7 +6,7 @@ import (
 
 	"github.com/docker/go-connections/nat"
 
-	"github.com/sdengine/engine/libnetwork"
+	"github.com/sdengine/engine/libnetwork/types"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
 
@@ -122,7 +122,7 @@ func TestReserveHoldsAndConflicts(t *testing.T) {
 }
 
 func TestPortMap(t *testing.T) {
-	pm := PortMap([]libnetwork.PortBinding{{Proto: "tcp", HostIP: "0.0.0.0", HostPort: 32768, ContainerPort: 80}}, nat.PortSet{"80/tcp": {}, "22/tcp": {}})
+	pm := PortMap([]types.PortBinding{{Proto: "tcp", HostIP: "0.0.0.0", HostPort: 32768, ContainerPort: 80}}, nat.PortSet{"80/tcp": {}, "22/tcp": {}})
 	if b := pm["80/tcp"]; len(b) != 1 || b[0].HostPort != "32768" || b[0].HostIP != "0.0.0.0" {
 		t.Errorf("80/tcp: %+v", b)
 	}

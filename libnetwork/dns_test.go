@@ -1,4 +1,4 @@
-package daemon
+package libnetwork
 
 import (
 	"net/netip"

@@ -1,4 +1,4 @@
-package daemon
+package libnetwork
 
 import (
 	"log/slog"
@@ -7,14 +7,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sdengine/engine/container"
-	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/libnetwork/resolver"
 )
 
 // The embedded DNS (libnetwork/resolver): a container on a user-defined
 // network has a server at 127.0.0.11 in its namespace, served by the
-// daemon. The names it answers come from this registry, kept apart from
+// controller (in the daemon's process). The names it answers come from this registry, kept apart from
 // the containers' locks so that a query never waits on a container's stop
 // or start: per network, each attached container's names (its name, short
 // ID and aliases on that network) and address.
@@ -83,11 +81,11 @@ func (r *dnsRegistry) lookup(cid, name string) []netip.Addr {
 // dnsNames are the names a container answers to on a network: its name,
 // its short ID and its aliases there (Docker's DNSNames), and its
 // --hostname (Docker's resolver answers a container's own hostname).
-func dnsNames(c *container.Container, ep *libnetwork.Endpoint) []string {
-	names := []string{strings.TrimPrefix(c.Name, "/"), c.ID[:12]}
+func dnsNames(req *JoinRequest, ep *Endpoint) []string {
+	names := []string{strings.TrimPrefix(req.Name, "/"), req.ContainerID[:12]}
 	names = append(names, ep.Aliases...)
-	if c.Config.Hostname != "" {
-		names = append(names, c.Config.Hostname)
+	if req.Hostname != "" {
+		names = append(names, req.Hostname)
 	}
 	for i := range names {
 		names[i] = strings.ToLower(names[i])
@@ -100,17 +98,17 @@ func dnsNames(c *container.Container, ep *libnetwork.Endpoint) []string {
 // any network its endpoint settings' Links (network connect --link).
 // Alias → the linked container's name, lower case; a link to a container
 // that does not exist is kept (it answers once there is one).
-func userLinks(c *container.Container, ep *libnetwork.Endpoint) map[string]string {
+func userLinks(req *JoinRequest, ep *Endpoint) map[string]string {
 	var links []string
-	if string(c.HostConfig.NetworkMode) == ep.Network || string(c.HostConfig.NetworkMode) == ep.NetworkID {
-		links = append(links, c.HostConfig.Links...)
+	if req.NetworkMode == ep.Network || req.NetworkMode == ep.NetworkID {
+		links = append(links, req.Links...)
 	}
-	if es := c.NetworkConfig[ep.Network]; es != nil {
+	if es := req.EndpointsConfig[ep.Network]; es != nil {
 		links = append(links, es.Links...)
 	}
 	out := map[string]string{}
 	for _, l := range links {
-		name, alias, err := parseLink(l)
+		name, alias, err := ParseLink(l)
 		if err != nil {
 			continue
 		}
@@ -122,14 +120,13 @@ func userLinks(c *container.Container, ep *libnetwork.Endpoint) map[string]strin
 	return out
 }
 
-// registerDNS enters c's names on each user-defined network it is on,
-// and starts its DNS server if it has none. The caller holds c's lock.
-func (d *Daemon) registerDNS(c *container.Container) {
-	if d.nets == nil {
-		return
-	}
+// registerDNS enters sb's names on each user-defined network it is on,
+// and starts its DNS server if it has none. The caller holds the
+// container's lock (the daemon's).
+func (c *Controller) registerDNS(sb *sandbox) {
+	req := &sb.req
 	user := false
-	for _, ep := range containerEndpoints(c) {
+	for _, ep := range sb.att.Endpoints() {
 		if ep.NetworkID == "" || ep.IPAddress == "" {
 			continue
 		}
@@ -138,58 +135,55 @@ func (d *Daemon) registerDNS(c *container.Container) {
 		if err != nil {
 			continue
 		}
-		d.nets.dns.add(ep.NetworkID, c.ID, dnsEntry{names: dnsNames(c, ep), ip: ip, links: userLinks(c, ep)})
+		c.dns.add(ep.NetworkID, req.ContainerID, dnsEntry{names: dnsNames(req, ep), ip: ip, links: userLinks(req, ep)})
 	}
-	if !user || c.Network == nil {
+	if !user || sb.att.Network == nil {
 		return
 	}
-	d.nets.mu.Lock()
-	defer d.nets.mu.Unlock()
-	if d.nets.resolvers[c.ID] != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.resolvers[req.ContainerID] != nil {
 		return
 	}
-	cid := c.ID
-	r, err := resolver.Start(c.Network.SandboxKey, d.dnsUpstreams(c), func(name string) []netip.Addr {
-		return d.nets.dns.lookup(cid, name)
+	cid := req.ContainerID
+	r, err := resolver.Start(sb.att.Network.SandboxKey, c.dnsUpstreams(req.DNS), func(name string) []netip.Addr {
+		return c.dns.lookup(cid, name)
 	})
 	if err != nil {
-		slog.Error("embedded DNS server", "id", c.ID, "err", err)
+		slog.Error("embedded DNS server", "id", cid, "err", err)
 		return
 	}
-	d.nets.resolvers[c.ID] = r
+	c.resolvers[cid] = r
 }
 
-// unregisterDNS removes c's names from network netID ("" for all) and,
-// with all, stops its DNS server.
-func (d *Daemon) unregisterDNS(c *container.Container, netID string) {
-	if d.nets == nil {
-		return
-	}
+// unregisterDNS removes the container's names from network netID ("" for
+// all) and, with all, stops its DNS server.
+func (c *Controller) unregisterDNS(containerID, netID string) {
 	if netID != "" {
-		d.nets.dns.remove(netID, c.ID)
+		c.dns.remove(netID, containerID)
 		return
 	}
-	d.nets.dns.mu.Lock()
-	for id, m := range d.nets.dns.byNet {
-		delete(m, c.ID)
+	c.dns.mu.Lock()
+	for id, m := range c.dns.byNet {
+		delete(m, containerID)
 		if len(m) == 0 {
-			delete(d.nets.dns.byNet, id)
+			delete(c.dns.byNet, id)
 		}
 	}
-	d.nets.dns.mu.Unlock()
-	d.nets.mu.Lock()
-	r := d.nets.resolvers[c.ID]
-	delete(d.nets.resolvers, c.ID)
-	d.nets.mu.Unlock()
+	c.dns.mu.Unlock()
+	c.mu.Lock()
+	r := c.resolvers[containerID]
+	delete(c.resolvers, containerID)
+	c.mu.Unlock()
 	r.Close()
 }
 
-// hostResolvConf is the host's resolv.conf (--host-resolv-conf names
+// HostResolvConf is the host's resolv.conf (Config.HostResolvConf names
 // another file, for tests: their upstream is a server of their own).
-func (d *Daemon) hostResolvConf() string {
+func (c *Controller) HostResolvConf() string {
 	path := "/etc/resolv.conf"
-	if d.cfg != nil && d.cfg.HostResolvConf != "" {
-		path = d.cfg.HostResolvConf
+	if c.cfg.HostResolvConf != "" {
+		path = c.cfg.HostResolvConf
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -198,20 +192,26 @@ func (d *Daemon) hostResolvConf() string {
 	return string(b)
 }
 
-// dnsUpstreams are where c's DNS server forwards what is not a
+// dnsUpstreams are where a container's DNS server forwards what is not a
 // container's name: its --dns servers, or the host's resolvers (loopback
 // ones included: the daemon reaches them from its side).
-func (d *Daemon) dnsUpstreams(c *container.Container) []string {
-	if len(c.HostConfig.DNS) > 0 {
-		return resolver.Upstreams("nameserver " + strings.Join(c.HostConfig.DNS, "\nnameserver "))
+func (c *Controller) dnsUpstreams(dns []string) []string {
+	if len(dns) > 0 {
+		return resolver.Upstreams("nameserver " + strings.Join(dns, "\nnameserver "))
 	}
-	return resolver.Upstreams(d.hostResolvConf())
+	return resolver.Upstreams(c.HostResolvConf())
 }
 
-// usesEmbeddedDNS reports whether c's resolv.conf names the embedded
-// server: it is on a user-defined network.
-func (d *Daemon) usesEmbeddedDNS(c *container.Container) bool {
-	for _, ep := range containerEndpoints(c) {
+// UsesEmbeddedDNS reports whether the container's resolv.conf names the
+// embedded server: it is on a user-defined network.
+func (c *Controller) UsesEmbeddedDNS(containerID string) bool {
+	sb := c.sandbox(containerID)
+	if sb == nil {
+		return false
+	}
+	c.sbMu.Lock()
+	defer c.sbMu.Unlock()
+	for _, ep := range sb.att.Endpoints() {
 		if ep.NetworkID != "" {
 			return true
 		}

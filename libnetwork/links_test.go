@@ -1,13 +1,10 @@
-package daemon
+package libnetwork
 
 import (
 	"reflect"
 	"testing"
 
 	"github.com/docker/go-connections/nat"
-
-	"github.com/sdengine/engine/container"
-	"github.com/sdengine/engine/libnetwork"
 )
 
 func TestParseLink(t *testing.T) {
@@ -17,23 +14,23 @@ func TestParseLink(t *testing.T) {
 		{"db:/mysql", "db", "mysql"},
 		{"/db:/app/sql", "db", "sql"},
 	} {
-		name, alias, err := parseLink(tc.in)
+		name, alias, err := ParseLink(tc.in)
 		if err != nil || name != tc.name || alias != tc.alias {
 			t.Errorf("%q: got %q %q %v; want %q %q", tc.in, name, alias, err, tc.name, tc.alias)
 		}
 	}
 	for _, bad := range []string{"", "a:b:c", ":x"} {
-		if _, _, err := parseLink(bad); err == nil {
+		if _, _, err := ParseLink(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
 }
 
 func TestLinkEnv(t *testing.T) {
-	st := linkedState{name: "/db1", ip: "172.17.0.2",
-		env:   []string{"PATH=/bin", "HOME=/root", "PASSWORD=x=y"},
-		ports: []nat.Port{"6379/tcp", "53/udp", "53/tcp"}}
-	got := linkEnv("my-db", "/app/my-db", st)
+	st := LinkedContainer{Name: "/db1",
+		Env:   []string{"PATH=/bin", "HOME=/root", "PASSWORD=x=y"},
+		Ports: []nat.Port{"6379/tcp", "53/udp", "53/tcp"}}
+	got := linkEnv("my-db", "/app/my-db", "172.17.0.2", st)
 	want := []string{
 		"MY_DB_PORT=tcp://172.17.0.2:53",
 		"MY_DB_PORT_53_TCP=tcp://172.17.0.2:53", "MY_DB_PORT_53_TCP_ADDR=172.17.0.2", "MY_DB_PORT_53_TCP_PORT=53", "MY_DB_PORT_53_TCP_PROTO=tcp",
@@ -48,14 +45,14 @@ func TestLinkEnv(t *testing.T) {
 }
 
 func TestGatewayEndpoints(t *testing.T) {
-	ep := func(net string, prio int, v6, internal bool) *libnetwork.Endpoint {
-		e := &libnetwork.Endpoint{Network: net, Gateway: "10.0.0.1", GwPriority: prio, Internal: internal}
+	ep := func(net string, prio int, v6, internal bool) *Endpoint {
+		e := &Endpoint{Network: net, Gateway: "10.0.0.1", GwPriority: prio, Internal: internal}
 		if v6 {
 			e.IPv6Gateway = "fd00::1"
 		}
 		return e
 	}
-	c := &container.Container{Network: ep("testnet1", 0, true, false), Networks: map[string]*libnetwork.Endpoint{
+	c := Attachment{Network: ep("testnet1", 0, true, false), Networks: map[string]*Endpoint{
 		"testnet3": ep("testnet3", 10, false, false),
 		"testnet4": ep("testnet4", 10, true, false),
 		"testnet5": ep("testnet5", -100, true, false),
@@ -69,7 +66,7 @@ func TestGatewayEndpoints(t *testing.T) {
 	if v4, v6 = gatewayEndpoints(c); v4.Network != "testnet2" || v6.Network != "testnet2" {
 		t.Errorf("got %s %s; want testnet2", v4.Network, v6.Network)
 	}
-	c = &container.Container{Network: ep("internal", 0, true, true)}
+	c = Attachment{Network: ep("internal", 0, true, true)}
 	if v4, v6 = gatewayEndpoints(c); v4 != nil || v6 != nil {
 		t.Errorf("an internal network gives a default route: %v %v", v4, v6)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package libnetwork
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	eventtypes "github.com/docker/docker/api/types/events"
@@ -22,10 +21,8 @@ import (
 	"github.com/docker/docker/pkg/stringid"
 	"github.com/vishvananda/netlink"
 
-	"github.com/sdengine/engine/libnetwork"
 	"github.com/sdengine/engine/libnetwork/bridge"
 	"github.com/sdengine/engine/libnetwork/ipam"
-	"github.com/sdengine/engine/libnetwork/resolver"
 	"github.com/sdengine/engine/pkg/atomicfile"
 	"github.com/sdengine/engine/pkg/errdefs"
 )
@@ -61,17 +58,6 @@ type userNetwork struct {
 	br *bridge.Bridge
 }
 
-// netState is the daemon's user-defined networks and the embedded DNS.
-type netState struct {
-	mu   sync.Mutex
-	path string
-	nets map[string]*userNetwork // by ID
-
-	dns dnsRegistry
-	// resolvers: the embedded DNS servers, by container ID (under mu).
-	resolvers map[string]*resolver.Resolver
-}
-
 const (
 	optBridgeName = "com.docker.network.bridge.name"
 	optMTU        = "com.docker.network.driver.mtu"
@@ -80,15 +66,8 @@ const (
 // openNetworks loads the user-defined networks and makes their bridges.
 // A network whose bridge cannot be made is kept (containers on it fail
 // to start with the reason).
-func (d *Daemon) openNetworks() error {
-	s := &netState{
-		path:      filepath.Join(d.cfg.Root, "network", "networks.json"),
-		nets:      map[string]*userNetwork{},
-		resolvers: map[string]*resolver.Resolver{},
-		dns:       dnsRegistry{byNet: map[string]map[string]dnsEntry{}},
-	}
-	d.nets = s
-	b, err := os.ReadFile(s.path)
+func (c *Controller) openNetworks() error {
+	b, err := os.ReadFile(c.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -97,30 +76,30 @@ func (d *Daemon) openNetworks() error {
 	}
 	var list []*userNetwork
 	if err := json.Unmarshal(b, &list); err != nil {
-		return fmt.Errorf("networks: %s: %w", s.path, err)
+		return fmt.Errorf("networks: %s: %w", c.path, err)
 	}
 	for _, n := range list {
-		if n.br, err = d.newUserBridge(n); err != nil {
+		if n.br, err = c.newUserBridge(n); err != nil {
 			slog.Error("network: make its bridge", "network", n.Name, "err", err)
 		}
-		s.nets[n.ID] = n
+		c.nets[n.ID] = n
 	}
-	s.mu.Lock()
-	d.isolateNetworksLocked()
-	s.mu.Unlock()
+	c.mu.Lock()
+	c.isolateNetworksLocked()
+	c.mu.Unlock()
 	return nil
 }
 
 // isolateNetworksLocked gives every bridge of the engine (the default
 // one and each network's) the names of the others, so that nothing is
 // routed between two networks (as Docker's isolation chains). The caller
-// holds d.nets.mu.
-func (d *Daemon) isolateNetworksLocked() {
+// holds c.mu.
+func (c *Controller) isolateNetworksLocked() {
 	var all []*bridge.Bridge
-	if d.bridge != nil {
-		all = append(all, d.bridge)
+	if c.bridge != nil {
+		all = append(all, c.bridge)
 	}
-	for _, n := range d.nets.nets {
+	for _, n := range c.nets {
 		if n.br != nil {
 			all = append(all, n.br)
 		}
@@ -136,12 +115,12 @@ func (d *Daemon) isolateNetworksLocked() {
 	}
 }
 
-func (d *Daemon) newUserBridge(n *userNetwork) (*bridge.Bridge, error) {
+func (c *Controller) newUserBridge(n *userNetwork) (*bridge.Bridge, error) {
 	sub, err := netip.ParsePrefix(n.Subnet)
 	if err != nil {
 		return nil, err
 	}
-	mtu := d.cfg.MTU
+	mtu := c.cfg.MTU
 	if v, ok := n.Options[optMTU]; ok {
 		if mtu, err = strconv.Atoi(v); err != nil {
 			return nil, errdefs.InvalidParameter(fmt.Errorf("invalid %s %q", optMTU, v))
@@ -162,22 +141,20 @@ func (d *Daemon) newUserBridge(n *userNetwork) (*bridge.Bridge, error) {
 		FixedCIDR:   n.IPRange,
 		FixedCIDRv6: n.IPRange6,
 		MTU:         mtu,
-		IPForward:   d.cfg.IPForwardEnabled() && !n.Internal,
-		IPTables:    d.cfg.IPTablesEnabled(),
-		StateDir:    filepath.Join(d.cfg.Root, "network"),
-		NetnsDir:    d.netnsDir(),
+		IPForward:   c.cfg.IPForward && !n.Internal,
+		IPTables:    c.cfg.IPTables,
+		StateDir:    filepath.Join(c.cfg.Root, "network"),
+		NetnsDir:    c.netnsDir(),
 		NetworkName: n.Name,
 		NetworkID:   n.ID,
 		Internal:    n.Internal,
 	})
 }
 
-func (d *Daemon) netnsDir() string { return filepath.Join(d.cfg.ExecRoot, "netns") }
-
-// saveLocked writes the definitions; the caller holds s.mu.
-func (s *netState) saveLocked() error {
-	list := make([]*userNetwork, 0, len(s.nets))
-	for _, n := range s.nets {
+// saveLocked writes the definitions; the caller holds c.mu.
+func (c *Controller) saveLocked() error {
+	list := make([]*userNetwork, 0, len(c.nets))
+	for _, n := range c.nets {
 		list = append(list, n)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Created.Before(list[j].Created) })
@@ -185,58 +162,28 @@ func (s *netState) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return err
 	}
-	return atomicfile.Write(s.path, b, 0o600)
-}
-
-// closeNetworks ends the networks at the daemon's stop: with remove (no
-// container left running), every bridge and table goes, and the
-// namespaces' directory.
-func (d *Daemon) closeNetworks(remove bool) {
-	if d.bridge != nil {
-		if err := d.bridge.Close(remove); err != nil {
-			slog.Error("remove the bridge network", "err", err)
-		}
-	}
-	if d.nets != nil {
-		d.nets.mu.Lock()
-		for _, r := range d.nets.resolvers {
-			r.Close()
-		}
-		for _, n := range d.nets.nets {
-			if n.br != nil {
-				if err := n.br.Close(remove); err != nil {
-					slog.Error("remove a network's bridge", "network", n.Name, "err", err)
-				}
-			}
-		}
-		d.nets.mu.Unlock()
-	}
-	if remove {
-		if err := os.Remove(d.netnsDir()); err != nil && !errors.Is(err, os.ErrNotExist) {
-			slog.Error("remove the namespaces' directory", "err", err)
-		}
-	}
+	return atomicfile.Write(c.path, b, 0o600)
 }
 
 // userNet finds a user-defined network by ID, name or ID prefix, in
-// Docker's order. The caller holds s.mu.
-func (s *netState) findLocked(ref string) (*userNetwork, error) {
-	if s == nil || ref == "" {
+// Docker's order. The caller holds c.mu.
+func (c *Controller) findLocked(ref string) (*userNetwork, error) {
+	if ref == "" {
 		return nil, errdefs.NotFound(fmt.Errorf("network %s not found", ref))
 	}
-	if n, ok := s.nets[ref]; ok {
+	if n, ok := c.nets[ref]; ok {
 		return n, nil
 	}
-	for _, n := range s.nets {
+	for _, n := range c.nets {
 		if n.Name == ref {
 			return n, nil
 		}
 	}
 	var found *userNetwork
-	for _, n := range s.nets {
+	for _, n := range c.nets {
 		if strings.HasPrefix(n.ID, ref) {
 			if found != nil {
 				return nil, errdefs.InvalidParameter(fmt.Errorf("network %s is ambiguous (%d matches found based on ID prefix)", ref, 2))
@@ -250,34 +197,25 @@ func (s *netState) findLocked(ref string) (*userNetwork, error) {
 	return found, nil
 }
 
-func (d *Daemon) userNetwork(ref string) (*userNetwork, error) {
-	if d.nets == nil {
-		return nil, errdefs.NotFound(fmt.Errorf("network %s not found", ref))
-	}
-	d.nets.mu.Lock()
-	defer d.nets.mu.Unlock()
-	return d.nets.findLocked(ref)
+func (c *Controller) userNetwork(ref string) (*userNetwork, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.findLocked(ref)
 }
 
-func (d *Daemon) userNetworks() []*userNetwork {
-	if d.nets == nil {
-		return nil
-	}
-	d.nets.mu.Lock()
-	defer d.nets.mu.Unlock()
-	out := make([]*userNetwork, 0, len(d.nets.nets))
-	for _, n := range d.nets.nets {
+func (c *Controller) userNetworks() []*userNetwork {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*userNetwork, 0, len(c.nets))
+	for _, n := range c.nets {
 		out = append(out, n)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
 	return out
 }
 
-// NetworkCreate serves POST /networks/create for the bridge driver.
-func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (network.CreateResponse, error) {
-	if d.nets == nil {
-		return network.CreateResponse{}, errdefs.NotImplemented(fmt.Errorf("networks are not available"))
-	}
+// Create serves POST /networks/create for the bridge driver.
+func (c *Controller) Create(ctx context.Context, req network.CreateRequest) (network.CreateResponse, error) {
 	switch req.Driver {
 	case "", "bridge":
 	case "host", "null":
@@ -333,10 +271,9 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 			cfg6 = v6[0]
 		}
 	}
-	s := d.nets
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, o := range s.nets {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range c.nets {
 		if o.Name == n.Name {
 			return network.CreateResponse{}, errdefs.Conflict(fmt.Errorf("network with name %s already exists", n.Name))
 		}
@@ -344,40 +281,40 @@ func (d *Daemon) NetworkCreate(ctx context.Context, req network.CreateRequest) (
 			return network.CreateResponse{}, errdefs.Conflict(fmt.Errorf("bridge name %s is already used by network %s", n.BridgeName, o.Name))
 		}
 	}
-	if err := d.choosePoolLocked(n, cfg); err != nil {
+	if err := c.choosePoolLocked(n, cfg); err != nil {
 		return network.CreateResponse{}, err
 	}
 	if n.EnableIPv6 {
-		if err := d.choosePool6Locked(n, cfg6); err != nil {
+		if err := c.choosePool6Locked(n, cfg6); err != nil {
 			return network.CreateResponse{}, err
 		}
 	}
-	br, err := d.newUserBridge(n)
+	br, err := c.newUserBridge(n)
 	if err != nil {
 		return network.CreateResponse{}, fmt.Errorf("create network %s: %w", n.Name, err)
 	}
 	n.br = br
-	s.nets[n.ID] = n
-	if err := s.saveLocked(); err != nil {
-		delete(s.nets, n.ID)
+	c.nets[n.ID] = n
+	if err := c.saveLocked(); err != nil {
+		delete(c.nets, n.ID)
 		_ = br.Destroy()
 		return network.CreateResponse{}, fmt.Errorf("save networks: %w", err)
 	}
-	d.isolateNetworksLocked()
+	c.isolateNetworksLocked()
 	slog.Info("network created", "name", n.Name, "id", n.ID[:12], "subnet", n.Subnet, "bridge", n.BridgeName)
-	d.networkEvent(n.ID, n.Name, eventtypes.ActionCreate, nil)
+	c.event(eventtypes.ActionCreate, n.ID, n.Name, "")
 	return network.CreateResponse{ID: n.ID, Warning: ""}, nil
 }
 
 // choosePoolLocked sets n's subnet, gateway and range: the ones asked
 // for, checked (within the subnet, no overlap with another network), or
 // the next free default pool.
-func (d *Daemon) choosePoolLocked(n *userNetwork, cfg network.IPAMConfig) error {
+func (c *Controller) choosePoolLocked(n *userNetwork, cfg network.IPAMConfig) error {
 	var used []netip.Prefix
-	if d.bridge != nil {
-		used = append(used, d.bridge.Subnet())
+	if c.bridge != nil {
+		used = append(used, c.bridge.Subnet())
 	}
-	for _, o := range d.nets.nets {
+	for _, o := range c.nets {
 		if p, err := netip.ParsePrefix(o.Subnet); err == nil {
 			used = append(used, p)
 		}
@@ -433,7 +370,7 @@ func (d *Daemon) choosePoolLocked(n *userNetwork, cfg network.IPAMConfig) error 
 // checked (an IPv6 prefix, the gateway in it, no overlap with another
 // network's), or a unique local /64 derived from the network's ID (Docker
 // picks one from fd00::/8 too).
-func (d *Daemon) choosePool6Locked(n *userNetwork, cfg network.IPAMConfig) error {
+func (c *Controller) choosePool6Locked(n *userNetwork, cfg network.IPAMConfig) error {
 	var subnet netip.Prefix
 	if cfg.Subnet == "" {
 		if cfg.Gateway != "" || cfg.IPRange != "" {
@@ -467,7 +404,7 @@ func (d *Daemon) choosePool6Locked(n *userNetwork, cfg network.IPAMConfig) error
 		}
 		n.IPRange6 = r.Masked().String()
 	}
-	for _, o := range d.nets.nets {
+	for _, o := range c.nets {
 		if q, err := netip.ParsePrefix(o.Subnet6); err == nil && q.Overlaps(subnet) {
 			return errdefs.Forbidden(fmt.Errorf("invalid pool request: Pool overlaps with other one on this address space"))
 		}
@@ -513,29 +450,28 @@ func hostPrefixes() []netip.Prefix {
 	return out
 }
 
-// NetworkRemove serves DELETE /networks/{id} for a user-defined network:
+// Remove serves DELETE /networks/{id} for a user-defined network:
 // refused (403, Docker's message) while a container is attached.
-func (d *Daemon) NetworkRemove(ctx context.Context, ref string) error {
-	n, err := d.userNetwork(ref)
+func (c *Controller) Remove(ctx context.Context, ref string) error {
+	n, err := c.userNetwork(ref)
 	if err != nil {
 		return err
 	}
-	return d.removeNetwork(n)
+	return c.removeNetwork(n)
 }
 
-func (d *Daemon) removeNetwork(n *userNetwork) error {
-	if eps := d.endpointsOn(n.ID); len(eps) > 0 {
+func (c *Controller) removeNetwork(n *userNetwork) error {
+	if eps := c.endpointsOn(n.ID); len(eps) > 0 {
 		return errdefs.Forbidden(fmt.Errorf("error while removing network: network %s has active endpoints (%s)", n.Name, strings.Join(eps, ", ")))
 	}
-	s := d.nets
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.nets[n.ID]; !ok {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.nets[n.ID]; !ok {
 		return errdefs.NotFound(fmt.Errorf("network %s not found", n.Name))
 	}
-	delete(s.nets, n.ID)
-	if err := s.saveLocked(); err != nil {
-		s.nets[n.ID] = n
+	delete(c.nets, n.ID)
+	if err := c.saveLocked(); err != nil {
+		c.nets[n.ID] = n
 		return fmt.Errorf("save networks: %w", err)
 	}
 	if n.br != nil {
@@ -543,50 +479,33 @@ func (d *Daemon) removeNetwork(n *userNetwork) error {
 			slog.Error("network rm: remove its bridge", "network", n.Name, "err", err)
 		}
 	}
-	d.isolateNetworksLocked()
+	c.isolateNetworksLocked()
 	slog.Info("network removed", "name", n.Name, "id", n.ID[:12])
-	d.networkEvent(n.ID, n.Name, eventtypes.ActionDestroy, nil)
+	c.event(eventtypes.ActionDestroy, n.ID, n.Name, "")
 	return nil
 }
 
 // endpointsOn describes the containers attached to network netID, as
 // Docker's message lists them.
-func (d *Daemon) endpointsOn(netID string) []string {
+func (c *Controller) endpointsOn(netID string) []string {
 	var out []string
-	for _, c := range d.containers.List() {
-		c.Lock()
-		for _, ep := range containerEndpoints(c) {
+	for _, sb := range c.sandboxList() {
+		for _, ep := range sb.eps {
 			if ep.NetworkID == netID {
-				out = append(out, fmt.Sprintf("name:%q id:%q", strings.TrimPrefix(c.Name, "/"), ep.EndpointID[:12]))
+				out = append(out, fmt.Sprintf("name:%q id:%q", strings.TrimPrefix(sb.name, "/"), ep.EndpointID[:12]))
 			}
 		}
-		c.Unlock()
 	}
 	sort.Strings(out)
 	return out
 }
 
-var pruneNetworkFilters = map[string]bool{"until": true, "label": true, "label!": true}
-
-// NetworksPrune serves POST /networks/prune: user-defined networks no
-// container is attached to.
-func (d *Daemon) NetworksPrune(ctx context.Context, f filters.Args) (*network.PruneReport, error) {
-	if err := f.Validate(pruneNetworkFilters); err != nil {
-		return nil, errdefs.InvalidParameter(err)
-	}
-	var until time.Time
-	if vs := f.Get("until"); len(vs) > 0 {
-		if len(vs) > 1 {
-			return nil, errdefs.InvalidParameter(fmt.Errorf("more than one until filter specified"))
-		}
-		t, err := parseUntil(vs[0])
-		if err != nil {
-			return nil, errdefs.InvalidParameter(err)
-		}
-		until = t
-	}
+// Prune serves POST /networks/prune: user-defined networks no container
+// is attached to, created before until (if set), whose labels match f's
+// label and label! filters (the daemon checked the filters).
+func (c *Controller) Prune(ctx context.Context, until time.Time, f filters.Args) (*network.PruneReport, error) {
 	rep := &network.PruneReport{NetworksDeleted: []string{}}
-	for _, n := range d.userNetworks() {
+	for _, n := range c.userNetworks() {
 		if !until.IsZero() && !n.Created.Before(until) {
 			continue
 		}
@@ -596,7 +515,7 @@ func (d *Daemon) NetworksPrune(ctx context.Context, f filters.Args) (*network.Pr
 		if f.Contains("label!") && f.MatchKVList("label!", n.Labels) {
 			continue
 		}
-		if err := d.removeNetwork(n); err != nil {
+		if err := c.removeNetwork(n); err != nil {
 			continue
 		}
 		rep.NetworksDeleted = append(rep.NetworksDeleted, n.Name)
@@ -605,7 +524,7 @@ func (d *Daemon) NetworksPrune(ctx context.Context, f filters.Args) (*network.Pr
 }
 
 // inspectUserNetwork is GET /networks/{id} for a user-defined network.
-func (d *Daemon) inspectUserNetwork(n *userNetwork) network.Inspect {
+func (c *Controller) inspectUserNetwork(n *userNetwork) network.Inspect {
 	opts := map[string]string{}
 	for k, v := range n.Options {
 		opts[k] = v
@@ -631,23 +550,19 @@ func (d *Daemon) inspectUserNetwork(n *userNetwork) network.Inspect {
 		Options:    opts,
 		Labels:     labels,
 	}
-	for _, c := range d.containers.List() {
-		c.Lock()
-		for _, ep := range containerEndpoints(c) {
+	for _, sb := range c.sandboxList() {
+		for _, ep := range sb.eps {
 			if ep.NetworkID == n.ID {
-				nw.Containers[c.ID] = network.EndpointResource{Name: strings.TrimPrefix(c.Name, "/"),
-					EndpointID: ep.EndpointID, MacAddress: ep.MacAddress,
-					IPv4Address: fmt.Sprintf("%s/%d", ep.IPAddress, ep.PrefixLen), IPv6Address: ipv6Address(ep)}
+				nw.Containers[sb.id] = endpointResource(sb.name, ep)
 			}
 		}
-		c.Unlock()
 	}
 	return nw
 }
 
 // ipv6Address is an endpoint's IPv6 address with its length, as network
 // inspect shows it ("" without one).
-func ipv6Address(ep *libnetwork.Endpoint) string {
+func ipv6Address(ep *Endpoint) string {
 	if ep.IPv6Address == "" {
 		return ""
 	}
