@@ -189,6 +189,16 @@ func (c *Container) File(name string) string { return filepath.Join(c.Root, name
 // ShortID is the 12-character form used for hostnames and tables.
 func (c *Container) ShortID() string { return c.ID[:12] }
 
+// Hostname is the container's own name: its config's, else its short ID
+// (Docker's default). The one place that default is written; a start may
+// still give the process another (a network donor's, a pod's).
+func (c *Container) Hostname() string {
+	if c.Config != nil && c.Config.Hostname != "" {
+		return c.Config.Hostname
+	}
+	return c.ShortID()
+}
+
 // SaveLocked writes the record atomically, reusing the blocks of a spare
 // copy (atomicfile.WriteReserved), so that a state change such as an exit
 // is recorded on a full disk too. The caller holds the lock.

@@ -45,3 +45,19 @@ func TestSaveOnFullDisk(t *testing.T) {
 		t.Fatalf("loaded state %+v", got.State)
 	}
 }
+
+// A container's hostname is its config's, else its short ID.
+func TestHostname(t *testing.T) {
+	c := &Container{ID: "0123456789abcdef0123", Config: &containertypes.Config{}}
+	if h := c.Hostname(); h != "0123456789ab" {
+		t.Errorf("default hostname %q", h)
+	}
+	c.Config.Hostname = "web"
+	if h := c.Hostname(); h != "web" {
+		t.Errorf("hostname %q", h)
+	}
+	c.Config = nil
+	if h := c.Hostname(); h != "0123456789ab" {
+		t.Errorf("hostname without a config %q", h)
+	}
+}

@@ -20,7 +20,6 @@ import (
 	"github.com/sdengine/engine/daemon/execdriver"
 	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/pkg/errdefs"
-	"github.com/sdengine/engine/runconfig"
 )
 
 // execConfig is one `docker exec` instance.
@@ -75,7 +74,7 @@ func (d *Daemon) execUser(c *container.Container, user string) (uid, gid uint32,
 		groupAdd = slices.Clone(c.HostConfig.GroupAdd)
 	}
 	paused := c.State.Status == container.StatusPaused
-	imageGroups := c.Pod == nil || !c.Pod.StrictGroups
+	fromImage := imageGroups(c)
 	c.Unlock()
 	if !running {
 		return 0, 0, nil, errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
@@ -89,7 +88,7 @@ func (d *Daemon) execUser(c *container.Container, user string) (uid, gid uint32,
 			return 0, 0, nil, err
 		}
 	}
-	uid, gid, groups, err = oci.ResolveUserGroups(rootfs, user, groupAdd, imageGroups)
+	uid, gid, groups, err = oci.ResolveUserGroups(rootfs, user, groupAdd, fromImage)
 	if err != nil && !errdefs.IsInvalidParameter(err) {
 		err = errdefs.InvalidParameter(err)
 	}
@@ -210,22 +209,11 @@ func (d *Daemon) startExec(ctx context.Context, e *execConfig, startOpts contain
 		return nil, errdefs.Conflict(fmt.Errorf("container %s is not running", c.ID))
 	}
 	c.Lock()
-	cwd := e.opts.WorkingDir
-	if cwd == "" {
-		cwd = c.Config.WorkingDir
-	}
-	if cwd == "" {
-		cwd = "/"
-	}
-	hostname := c.Config.Hostname
-	if hostname == "" {
-		hostname = c.ShortID()
-	}
-	env := runconfig.MergeEnv(containerEnv(c, hostname), e.opts.Env)
+	p := execProcess(c, e)
 	c.Unlock()
 	xo := execdriver.ExecOptions{
-		Args: e.opts.Cmd, Env: env, Cwd: cwd, UID: e.uid, GID: e.gid, AdditionalGids: e.groups,
-		Tty: e.opts.Tty, Privileged: e.opts.Privileged, Streams: streams,
+		Args: p.Args, Env: p.Env, Cwd: p.Cwd, UID: p.UID, GID: p.GID, AdditionalGids: p.AdditionalGids,
+		Tty: p.Tty, Privileged: e.opts.Privileged, Streams: streams,
 	}
 	if e.opts.Tty {
 		xo.ConsoleHeight, xo.ConsoleWidth = execConsoleSize(e.opts.ConsoleSize, startOpts.ConsoleSize)
@@ -239,6 +227,17 @@ func (d *Daemon) startExec(ctx context.Context, e *execConfig, startOpts contain
 	e.mu.Unlock()
 	d.containerEvent(c, eventtypes.Action(string(eventtypes.ActionExecStart)+": "+strings.Join(e.opts.Cmd, " ")), map[string]string{"execID": e.id})
 	return proc, nil
+}
+
+// execProcess is e's process in the running c, made as the container's
+// first process is (processSpec): the container's environment with e's
+// over it, e's working directory, else the container's, else "/". The
+// caller holds c's lock.
+func execProcess(c *container.Container, e *execConfig) process {
+	return processSpec(c, execHostname(c), process{
+		Args: e.opts.Cmd, Env: e.opts.Env, Cwd: e.opts.WorkingDir,
+		UID: e.uid, GID: e.gid, AdditionalGids: e.groups, Tty: e.opts.Tty,
+	})
 }
 
 // ExecInspect reports an exec instance.

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"fmt"
-
 	containertypes "github.com/docker/docker/api/types/container"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -52,7 +50,7 @@ func (d *Daemon) applySystemdProfile(c *container.Container, rootfs string, spec
 		Path: rootfs, ReadOnly: c.HostConfig.ReadonlyRootfs, StateDir: c.Root, MachineID: mid,
 	}, spec.Mounts)
 	if err != nil {
-		return fmt.Errorf("systemd profile: %w", err)
+		return err // the "systemd profile" spec step names it
 	}
 	c.JournalDir = prep.JournalDir
 	systemdprofile.Apply(spec, systemdprofile.Options{

@@ -91,12 +91,9 @@ func peekLinked(self, other *container.Container, alias string) (libnetwork.Link
 		Alias:    alias,
 		ID:       other.ID,
 		Name:     other.Name,
-		Hostname: other.Config.Hostname,
+		Hostname: other.Hostname(),
 		Running:  other.State.Running(),
 		Env:      append([]string(nil), other.Config.Env...),
-	}
-	if st.Hostname == "" {
-		st.Hostname = other.ID[:12]
 	}
 	for p := range other.Config.ExposedPorts {
 		st.Ports = append(st.Ports, p)

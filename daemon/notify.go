@@ -80,10 +80,10 @@ func (d *Daemon) applyNotify(c *container.Container, spec *specs.Spec) error {
 			}
 		}
 		if err := os.RemoveAll(dir); err != nil {
-			return fmt.Errorf("notify socket: %w", err)
+			return err // the "notify socket" spec step names it
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("notify socket: %w", err)
+			return err // the "notify socket" spec step names it
 		}
 		spec.Mounts = append(spec.Mounts, systemdprofile.RunHostMount(dir))
 	}

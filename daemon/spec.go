@@ -22,54 +22,20 @@ import (
 	"github.com/sdengine/engine/runconfig"
 )
 
-// specOptions gathers what the OCI spec needs from the container's record.
-// The caller holds the container's lock.
-func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOptions, error) {
-	cfg, hc := c.Config, c.HostConfig
-	imageGroups := c.Pod == nil || !c.Pod.StrictGroups
-	uid, gid, groups, err := oci.ResolveUserGroups(rootfs, cfg.User, hc.GroupAdd, imageGroups)
-	if err != nil {
-		return oci.SpecOptions{}, err
-	}
-	hostname := cfg.Hostname
-	if hostname == "" {
-		hostname = c.ShortID()
-	}
-	if hc.NetworkMode.IsContainer() {
-		// The network's files and name are the donor's, as in Docker.
-		h, err := d.donorNetworkFiles(c)
-		if err != nil {
-			return oci.SpecOptions{}, err
-		}
-		hostname = h
-	}
-	cwd := cfg.WorkingDir
-	if cwd == "" {
-		cwd = "/"
-	}
-	if err := ensureDir(rootfs, cwd); err != nil {
-		return oci.SpecOptions{}, err
-	}
-	mounts, err := d.mounts(c, hostname, rootfs)
-	if err != nil {
-		return oci.SpecOptions{}, err
-	}
+// hostConfigOptions are the spec's options that the container's record
+// gives as they are: its resources, security and devices (the "host
+// config" spec step). The steps after it add the process, the hostname,
+// the mounts and the namespaces. The caller holds the container's lock.
+func (d *Daemon) hostConfigOptions(c *container.Container, rootfs string) oci.SpecOptions {
+	hc := c.HostConfig
 	network := "none"
 	if hc.NetworkMode == "host" {
 		network = "host"
 	}
-	o := oci.SpecOptions{
+	return oci.SpecOptions{
 		ID:                c.ID,
-		Hostname:          hostname,
 		Rootfs:            rootfs,
 		ReadonlyRootfs:    hc.ReadonlyRootfs,
-		Args:              append([]string{c.Path}, c.Args...),
-		Env:               containerEnv(c, hostname),
-		Cwd:               cwd,
-		UID:               uid,
-		GID:               gid,
-		AdditionalGids:    groups,
-		Tty:               cfg.Tty,
 		Privileged:        hc.Privileged,
 		CapAdd:            hc.CapAdd,
 		CapDrop:           hc.CapDrop,
@@ -93,23 +59,11 @@ func (d *Daemon) specOptions(c *container.Container, rootfs string) (oci.SpecOpt
 		DeviceCgroupRules: hc.DeviceCgroupRules,
 		SystemdCgroup:     d.cgroupDriver == cgroupDriverSystemd,
 		CgroupLayout:      hc.Annotations[oci.CgroupLayoutAnnotation],
-		Mounts:            mounts,
-		Domainname:        cfg.Domainname,
+		Domainname:        c.Config.Domainname,
 		Sysctls:           hc.Sysctls,
 		MaskedPaths:       hc.MaskedPaths,
 		ReadonlyPaths:     hc.ReadonlyPaths,
 	}
-	if err := d.namespaceOptions(c, &o); err != nil {
-		return oci.SpecOptions{}, err
-	}
-	if err := d.networkOptions(c, &o); err != nil {
-		return oci.SpecOptions{}, err
-	}
-	podOptions(c, &o)
-	if err := applyReaper(c, &o); err != nil {
-		return oci.SpecOptions{}, err
-	}
-	return o, nil
 }
 
 // specDevices is the container's --device mappings as the spec takes them.

@@ -9,16 +9,12 @@ import (
 
 	eventtypes "github.com/docker/docker/api/types/events"
 
-	specs "github.com/opencontainers/runtime-spec/specs-go"
-
 	"github.com/sdengine/engine/api/fdpass"
 	"github.com/sdengine/engine/container"
 	"github.com/sdengine/engine/container/restartmanager"
 	"github.com/sdengine/engine/daemon/execdriver"
-	"github.com/sdengine/engine/daemon/oci"
 	"github.com/sdengine/engine/internal/crashpoint"
 	"github.com/sdengine/engine/pkg/errdefs"
-	runconfigopts "github.com/sdengine/engine/runconfig/opts"
 )
 
 // ContainerStart runs a created or stopped container. The start path reads
@@ -95,8 +91,8 @@ func (d *Daemon) start(ctx context.Context, c *container.Container, files *fdpas
 	return false, nil
 }
 
-// startLocked runs the start path: image → rootfs → spec (with the
-// systemd profile applied in one step) → hooks → exec driver. The caller
+// startLocked runs the start path: image → rootfs → network → spec (the
+// steps of specSteps, from the host config to the hooks) → exec driver. The caller
 // registers the machine once the process runs.
 //
 // files are the descriptors the client passed for the first process, if
@@ -126,14 +122,9 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container, files 
 			d.disconnectNetwork(c)
 		}
 	}()
-	spec, err := d.buildSpec(c, rootfs)
+	// Every step that shapes the spec, in order: specSteps.
+	spec, err := d.buildSpec(c, rootfs, files)
 	if err != nil {
-		return nil, err
-	}
-	if err := applyPassedFiles(c, spec, files); err != nil {
-		return nil, err
-	}
-	if err := d.applyHooks(c, spec); err != nil {
 		return nil, err
 	}
 	// The socket is there before the process runs; its messages wait for
@@ -180,32 +171,6 @@ func (d *Daemon) startLocked(ctx context.Context, c *container.Container, files 
 		return nil, err
 	}
 	return task, nil
-}
-
-// buildSpec makes the container's OCI spec from its record, and applies the
-// systemd profile to it when the container boots systemd.
-func (d *Daemon) buildSpec(c *container.Container, rootfs string) (*specs.Spec, error) {
-	opts, err := d.specOptions(c, rootfs)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := oci.Build(opts)
-	if err != nil {
-		return nil, fmt.Errorf("build OCI spec: %w", err)
-	}
-	applyRootfsPropagation(c, spec)
-	if c.InitSystem == runconfigopts.InitSystemd {
-		if err := d.applySystemdProfile(c, rootfs, spec); err != nil {
-			return nil, err
-		}
-	}
-	if err := d.applyNotify(c, spec); err != nil {
-		return nil, err
-	}
-	if err := d.applyUnitBind(c, spec); err != nil {
-		return nil, err
-	}
-	return spec, nil
 }
 
 func consoleDim(c *container.Container, i int) uint16 {

@@ -123,10 +123,7 @@ func Build(o SpecOptions) (*specs.Spec, error) {
 			return nil, err
 		}
 	}
-	cwd := o.Cwd
-	if cwd == "" {
-		cwd = "/"
-	}
+	cwd := WorkingDir(o.Cwd)
 	if !path.IsAbs(cwd) {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("the working directory '%s' is invalid, it needs to be an absolute path", o.Cwd))
 	}
@@ -404,6 +401,22 @@ func rlimits(ul []*units.Ulimit) ([]specs.POSIXRlimit, error) {
 		})
 	}
 	return out, nil
+}
+
+// DefaultWorkingDir is the working directory of a process that names none,
+// and whose container names none either (Docker's).
+const DefaultWorkingDir = "/"
+
+// WorkingDir is a process's working directory: the first of dirs that is
+// set (an exec's own, then its container's), else DefaultWorkingDir. The
+// one place that default is applied, for Build and for the daemon's execs.
+func WorkingDir(dirs ...string) string {
+	for _, d := range dirs {
+		if d != "" {
+			return d
+		}
+	}
+	return DefaultWorkingDir
 }
 
 // DefaultEnv adds what Docker always puts in a container's environment

@@ -284,3 +284,34 @@ func TestRlimitsUnlimited(t *testing.T) {
 		}
 	}
 }
+
+// The working directory is the first one set, the exec's before its
+// container's, else "/"; Build applies the same default.
+func TestWorkingDir(t *testing.T) {
+	for _, tc := range []struct {
+		dirs []string
+		want string
+	}{
+		{nil, "/"},
+		{[]string{""}, "/"},
+		{[]string{"", ""}, "/"},
+		{[]string{"/exec", "/ctr"}, "/exec"},
+		{[]string{"", "/ctr"}, "/ctr"},
+		{[]string{"/exec", ""}, "/exec"},
+	} {
+		if got := WorkingDir(tc.dirs...); got != tc.want {
+			t.Errorf("WorkingDir(%q) = %q, want %q", tc.dirs, got, tc.want)
+		}
+	}
+	s, err := Build(SpecOptions{ID: "abc", Rootfs: "/r", Args: []string{"sh"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Process.Cwd != DefaultWorkingDir {
+		t.Errorf("Build without a cwd: %q", s.Process.Cwd)
+	}
+	s, err = Build(SpecOptions{ID: "abc", Rootfs: "/r", Args: []string{"sh"}, Cwd: "/w"})
+	if err != nil || s.Process.Cwd != "/w" {
+		t.Errorf("Build with a cwd: %v %v", s, err)
+	}
+}
