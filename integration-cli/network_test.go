@@ -147,6 +147,13 @@ func TestBridgePublishedPorts(t *testing.T) {
 	if r := d.CLI("run", "--rm", "--network", "container:web", "busybox", "wget", "-qO-", "http://127.0.0.1/hostname"); strings.TrimSpace(r.Stdout) != web[:12] {
 		t.Errorf("--network container:web: %v", r)
 	}
+	// An exec there has the donor's $HOSTNAME, as the first process has.
+	joiner := remember(d.MustCLI(t, "run", "-d", "--network", "container:web", "busybox", "top"))
+	first := d.MustCLI(t, "exec", joiner, "sh", "-c", "tr '\\0' '\\n' </proc/1/environ | grep ^HOSTNAME=")
+	if x := d.MustCLI(t, "exec", joiner, "sh", "-c", "echo HOSTNAME=$HOSTNAME"); first != "HOSTNAME="+web[:12] || x != first {
+		t.Errorf("--network container:web: $HOSTNAME %q in the first process, %q in an exec", first, x)
+	}
+	d.MustCLI(t, "rm", "-f", joiner)
 	// rm leaves nothing of the container's network.
 	d.MustCLI(t, "rm", "-f", "all")
 	out, _ := exec.Command("ip", "-o", "link").CombinedOutput()
