@@ -70,6 +70,12 @@ type Option func(*Daemon)
 // the system bus.
 func WithMachined(m Machined) Option { return func(d *Daemon) { d.machined = m } }
 
+// WithExecDriver gives the daemon the exec driver it runs containers
+// with, instead of the native one New builds (shim binary, cgroup driver,
+// shim groups are then not used): tests run the daemon's core on
+// daemon/execdriver/fakedriver, without root or processes.
+func WithExecDriver(drv execdriver.Driver) Option { return func(d *Daemon) { d.driver = drv } }
+
 // New opens the engine's state under cfg's paths, reconnects to the
 // containers that kept running while no daemon was there, and finishes or
 // undoes what a crashed daemon left half done (recovery.go).
@@ -118,20 +124,12 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string, opts ...Opt
 	if cfg.ShimGroupSize < 0 {
 		return nil, errdefs.InvalidParameter(fmt.Errorf("shim-group-size must be 1 or more, not %d", cfg.ShimGroupSize))
 	}
-	driver, err := native.New(cfg.ExecRoot, shimBinary, cgDriver == cgroupDriverSystemd)
-	if err != nil {
-		return nil, fmt.Errorf("exec driver: %w", err)
-	}
-	if cfg.ShimGroupSize > 0 {
-		driver.SetShimGroupSize(cfg.ShimGroupSize)
-	}
 	d = &Daemon{
 		cfg:          cfg,
 		containers:   containers,
 		images:       images,
 		registry:     registry,
 		volumes:      volumes,
-		driver:       driver,
 		cgroupDriver: cgDriver,
 		machines:     newMachineRegistry(),
 		started:      time.Now(),
@@ -145,6 +143,16 @@ func New(ctx context.Context, cfg *config.Config, shimBinary string, opts ...Opt
 	}
 	for _, o := range opts {
 		o(d)
+	}
+	if d.driver == nil {
+		driver, err := native.New(cfg.ExecRoot, shimBinary, cgDriver == cgroupDriverSystemd)
+		if err != nil {
+			return nil, fmt.Errorf("exec driver: %w", err)
+		}
+		if cfg.ShimGroupSize > 0 {
+			driver.SetShimGroupSize(cfg.ShimGroupSize)
+		}
+		d.driver = driver
 	}
 	images.SetEvents(d.imageEvent)
 	if d.net, err = newNetworkController(cfg, d); err != nil {

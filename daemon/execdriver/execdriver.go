@@ -3,7 +3,8 @@
 // the Process handle of an exec, and the values they exchange. The daemon
 // never sees how a container is run; the one implementation,
 // daemon/execdriver/native (libcontainer under a per-container shim), is
-// constructed by daemon.New and nowhere else in the daemon.
+// constructed by daemon.New and nowhere else in the daemon. Tests give
+// New daemon/execdriver/fakedriver instead (daemon.WithExecDriver).
 //
 // The interfaces hold exactly what the daemon calls, no more: every method
 // here is one each implementation (and each test double) must provide, so
