@@ -1,5 +1,5 @@
 # Build and test the engine. `make` builds the three binaries: bin/dockerd,
-# bin/docker-shim (the per-container shim and libcontainer's init) and bin/docker.
+# bin/docker-shim (the container shim and libcontainer's init) and bin/docker.
 GO       ?= go
 TAGS     := seccomp
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)

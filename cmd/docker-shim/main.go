@@ -1,6 +1,7 @@
-// Command docker-shim is the per-container shim and libcontainer's init.
-// It is a separate binary from dockerd so that it carries only what those
-// two need: every container start and every exec runs its init path, and
+// Command docker-shim is the container shim (one per group of containers,
+// --shim-group-size), libcontainer's init and a CRI pod's infra process.
+// It is a separate binary from dockerd so that it carries only what these
+// need: every container start and every exec runs its init path, and
 // the Go package initialisers of the whole daemon would cost tens of
 // milliseconds each time.
 package main
@@ -28,6 +29,6 @@ func main() {
 			podinfra.Main() // never returns
 		}
 	}
-	fmt.Fprintln(os.Stderr, "docker-shim is started by dockerd, once per container; it is not meant to be run by hand")
+	fmt.Fprintln(os.Stderr, "docker-shim is started by dockerd, one per group of containers; it is not meant to be run by hand")
 	os.Exit(2)
 }

@@ -1,5 +1,6 @@
 // Command dockerd is the engine's daemon. The same binary is also the
-// per-container shim and libcontainer's init, chosen by its first argument.
+// container shim (one per group of containers), libcontainer's init and a
+// CRI pod's infra process, chosen by its first argument.
 package main
 
 import (

@@ -26,7 +26,7 @@ type Config struct {
 	LogLevel      string            `json:"log-level,omitempty"`
 	LiveRestore   bool              `json:"live-restore,omitempty"`
 	// ShimGroupSize is how many containers one shim process hosts at
-	// most (docs/architecture.md); 0 is the default, 1 a shim per
+	// most (docs/shim.md); 0 is the default, 1 a shim per
 	// container.
 	ShimGroupSize int      `json:"shim-group-size,omitempty"`
 	ExecOpts      []string `json:"exec-opts,omitempty"`

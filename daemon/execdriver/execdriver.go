@@ -2,7 +2,7 @@
 // containers: the Driver it holds, the Task handle of a created container,
 // the Process handle of an exec, and the values they exchange. The daemon
 // never sees how a container is run; the one implementation,
-// daemon/execdriver/native (libcontainer under a per-container shim), is
+// daemon/execdriver/native (libcontainer under shims that each host a group of containers), is
 // constructed by daemon.New and nowhere else in the daemon. Tests give
 // New daemon/execdriver/fakedriver instead (daemon.WithExecDriver).
 //

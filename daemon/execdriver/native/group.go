@@ -21,7 +21,7 @@ import (
 
 // DefaultShimGroupSize is how many containers one shim hosts at most
 // unless the daemon is told otherwise (--shim-group-size): the figures
-// behind it are in docs/architecture.md ("Where a shim's memory goes").
+// behind it are in docs/shim.md ("Shim groups: where a shim's memory goes").
 const DefaultShimGroupSize = 32
 
 // shimGroup is a shim process this driver started: it hosts up to the

@@ -29,8 +29,8 @@ var initLogLevel = strconv.Itoa(int(logrus.WarnLevel))
 
 // readBufs are the buffers output is read into. A container's stream
 // holds one only while a read is under way, not while it waits for
-// output: a group's idle containers hold none (docs/architecture.md,
-// "Where a shim's memory goes").
+// output: a group's idle containers hold none (docs/shim.md,
+// "Shim groups: where a shim's memory goes").
 var readBufs = sync.Pool{New: func() any { b := make([]byte, outputBufSize); return &b }}
 
 // readEach reads f until EOF or an error (EIO from a pty whose other side
@@ -94,7 +94,7 @@ func readEach(f *os.File, fn func(p []byte)) {
 const gcPercent = 50
 
 // tuneRuntime sets the Go runtime of a shim for its long, mostly idle
-// life (figures in docs/architecture.md): one P (the work is copying
+// life (figures in docs/shim.md): one P (the work is copying
 // bytes between descriptors; a P more is a cache of spans more), a lower
 // GOGC, and no heap profiling (its bucket table alone is 1.4 MiB of
 // address space). Settings given in the environment win.
