@@ -147,9 +147,10 @@ func TestPortForwardNetNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A thread ends a moment after its goroutine: wait for it.
+	// A thread ends a moment after its goroutine (later on a loaded
+	// host): wait for it, bounded.
 	var in int
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if in = threadsIn(t, pod); in == 1 || time.Now().After(deadline) {
 			break
 		}
