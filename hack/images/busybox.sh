@@ -4,7 +4,14 @@
 # package version and copied to OUT.tar; the cache path is printed.
 #
 #   hack/images/busybox.sh [OUT.tar]
+#   BUSYBOX_PACKAGE=busybox hack/images/busybox.sh [OUT.tar]
 # Without OUT.tar it only builds (or finds) the cached tarball.
+#
+# BUSYBOX_PACKAGE=busybox takes Debian's dynamically linked busybox instead,
+# with the shared libraries it needs from libc6. Its shell executes a
+# command's file (busybox-static's runs its applets in itself,
+# FEATURE_SH_STANDALONE), as the shell of the official busybox image does:
+# critest's MaskedPaths spec needs that.
 set -euo pipefail
 
 if [ $# -gt 1 ]; then
@@ -12,7 +19,14 @@ if [ $# -gt 1 ]; then
 	exit 2
 fi
 out=${1:-}
-pkg=busybox-static
+pkg=${BUSYBOX_PACKAGE:-busybox-static}
+case $pkg in
+busybox-static | busybox) ;;
+*)
+	echo "$0: BUSYBOX_PACKAGE must be busybox-static or busybox, not $pkg" >&2
+	exit 2
+	;;
+esac
 cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdengine/images"
 mkdir -p "$cache_dir"
 
@@ -41,11 +55,32 @@ fi
 # an older recipe (which others may be using) is neither reused nor
 # overwritten. Bump it with every change to the rootfs below.
 recipe=r2
-cached="$cache_dir/busybox-$recipe-${version//[:\/]/_}.tar"
+name=busybox
+libc_version=""
+if [ "$pkg" = busybox ]; then
+	libc_version=$(apt-cache policy libc6 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	if [ -z "$libc_version" ] || [ "$libc_version" = "(none)" ]; then
+		echo "$0: no candidate version of libc6" >&2
+		exit 1
+	fi
+	name=busybox-dyn-libc6_${libc_version//[:\/]/_}
+fi
+cached="$cache_dir/$name-$recipe-${version//[:\/]/_}.tar"
 
 if [ ! -s "$cached" ]; then
 	bin=""
-	if (cd "$tmp" && apt-get download -q "$pkg=$version" >"$tmp/download.log" 2>&1); then
+	if [ "$pkg" = busybox ]; then
+		# No fallback to the host's files here: the libraries must be the
+		# package's.
+		if ! (cd "$tmp" && apt-get download -q "busybox=$version" "libc6=$libc_version" >"$tmp/download.log" 2>&1); then
+			cat "$tmp/download.log" >&2
+			echo "$0: cannot get busybox $version and libc6 $libc_version" >&2
+			exit 1
+		fi
+		dpkg-deb -x "$tmp"/busybox_*.deb "$tmp/deb"
+		dpkg-deb -x "$tmp"/libc6_*.deb "$tmp/libc6"
+		bin="$tmp/deb/bin/busybox"
+	elif (cd "$tmp" && apt-get download -q "$pkg=$version" >"$tmp/download.log" 2>&1); then
 		dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/deb"
 		bin="$tmp/deb/bin/busybox"
 	elif [ "$(installed_version)" = "$version" ] && [ -x /bin/busybox ]; then
@@ -62,6 +97,41 @@ if [ ! -s "$cached" ]; then
 	mkdir -p "$root/bin" "$root/etc" "$root/home" "$root/root" "$root/tmp" \
 		"$root/var/spool/mail" "$root/var/www"
 	install -m 0755 "$bin" "$root/bin/busybox"
+	if [ "$pkg" = busybox ]; then
+		# The program interpreter and the libraries busybox names
+		# (DT_NEEDED), each at libc6's path for it.
+		interp=$(readelf -lW "$bin" | sed -n 's/.*\[Requesting program interpreter: \(.*\)\]/\1/p')
+		needed=$(readelf -dW "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+		for f in "$interp" $needed; do
+			if [ "${f#/}" != "$f" ]; then
+				src="$tmp/libc6$f"
+			else
+				src=$(find "$tmp/libc6" -name "$f" \( -type f -o -type l \) | head -n 1)
+			fi
+			if [ -z "$src" ] || [ ! -e "$src" ]; then
+				echo "$0: libc6 $libc_version has no $f" >&2
+				exit 1
+			fi
+			dst="$root/${src#"$tmp/libc6/"}"
+			mkdir -p "$(dirname "$dst")"
+			# A symlink (the interpreter's, say) is copied with its
+			# target, read in libc6's tree, not the host's.
+			if [ -L "$src" ]; then
+				target=$(readlink "$src")
+				case $target in
+				/*) ;;
+				*) target=$(dirname "${src#"$tmp/libc6"}")/$target ;;
+				esac
+				if [ -L "$tmp/libc6$target" ] || [ ! -f "$tmp/libc6$target" ]; then
+					echo "$0: libc6 $libc_version: $f links to $target, not a file of it" >&2
+					exit 1
+				fi
+				mkdir -p "$root$(dirname "$target")"
+				cp -a "$tmp/libc6$target" "$root$target"
+			fi
+			cp -a "$src" "$dst"
+		done
+	fi
 	# One symlink per applet, at the path busybox itself reports.
 	"$root/bin/busybox" --list-full | sort -u | while read -r applet; do
 		[ "$applet" = "bin/busybox" ] && continue
