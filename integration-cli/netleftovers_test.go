@@ -122,7 +122,7 @@ func httpGetOK(t *testing.T, url string) bool {
 // made, its rules and the API perhaps not yet) ends it as cleanly as one
 // that comes later: the bridge and its table go with it.
 func TestNetworkLeftoversAfterEarlyStop(t *testing.T) {
-	n := (os.Getpid()*7 + int(bridgeSeq.Add(1))) % 250
+	n := claimBridgeNumber(t)
 	bridge := fmt.Sprintf("sdit%d", n)
 	d := NewDaemon(t, "--bridge", bridge, "--bip", fmt.Sprintf("10.213.%d.1/24", n), "--ip-forward=false")
 	defer d.Cleanup(t)

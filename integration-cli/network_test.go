@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -21,13 +20,11 @@ import (
 // traffic only to loopback, the host's own address and the containers on
 // that bridge, and check that nothing of the network is left.
 
-var bridgeSeq atomic.Int32
-
 // newBridgeDaemon starts a daemon with its own bridge; ip forwarding is
 // left as the host has it (nothing here is routed off the host).
 func newBridgeDaemon(t *testing.T) (*Daemon, string) {
 	t.Helper()
-	n := (os.Getpid()*7 + int(bridgeSeq.Add(1))) % 250
+	n := claimBridgeNumber(t)
 	name := fmt.Sprintf("sdit%d", n)
 	d := NewDaemon(t, "--bridge", name, "--bip", fmt.Sprintf("10.213.%d.1/24", n), "--ip-forward=false")
 	d.Start(t)
