@@ -275,7 +275,14 @@ func startNestedHost(t *testing.T, runArgs ...string) *nestedHost {
 	}
 
 	h := &nestedHost{t: t, Dir: dir}
+	// --privileged gives the host the machine's devices, /dev/tty0 and
+	// /dev/tty1 too, so the image's getty@tty1.service (enabled, on the
+	// condition that /dev/tty0 exists) would run agetty on this machine's
+	// first VT: a host resource. Two suites side by side then each start
+	// one there, each vhangup() kills the other's, and the unit fails
+	// (start-limit-hit): masked, as a bind of /dev/null over its unit.
 	run := append([]string{"run", "-d", "--privileged", "--init=systemd",
+		"-v", "/dev/null:/etc/systemd/system/getty@tty1.service:ro",
 		"-v", filepath.Join(repoRoot, "bin") + ":/sdengine/bin:ro", "-v", dir + ":/itm"}, runArgs...)
 	h.ID = remember(shared.MustCLI(t, append(run, systemdHostImage)...))
 	t.Cleanup(func() {
