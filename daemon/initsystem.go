@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"fmt"
+	"log/slog"
+
 	containertypes "github.com/docker/docker/api/types/container"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -53,6 +56,10 @@ func (d *Daemon) applySystemdProfile(c *container.Container, rootfs string, spec
 		return err // the "systemd profile" spec step names it
 	}
 	c.JournalDir = prep.JournalDir
+	if src, mode, closed := systemdprofile.ClosedRun(spec.Mounts); closed {
+		slog.Warn("systemd profile: the directory bound at /run is not searchable by others: services that drop root (dbus-daemon) cannot notify systemd, and the boot may never finish; make it 0755",
+			"id", c.ID, "source", src, "mode", fmt.Sprintf("%#o", mode))
+	}
 	systemdprofile.Apply(spec, systemdprofile.Options{
 		Prepared: prep, DefaultSeccomp: oci.DefaultSeccomp(c.HostConfig.SecurityOpt), CapAdd: c.HostConfig.CapAdd,
 	})

@@ -110,7 +110,7 @@ func TestEventsImages(t *testing.T) {
 // by --filter network= (name or ID) and type=network.
 func TestEventsNetworks(t *testing.T) {
 	d := shared
-	n := (os.Getpid()*11 + int(bridgeSeq.Add(1))) % 250
+	n := claimBridgeNumber(t)
 	since := sinceNow()
 	netID := d.MustCLI(t, "network", "create", "--subnet", fmt.Sprintf("10.217.%d.0/24", n), "evnet")
 	ctr := remember(d.MustCLI(t, "run", "-d", "--network", "evnet", "busybox", "sleep", "300"))

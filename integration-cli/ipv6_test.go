@@ -17,7 +17,7 @@ import (
 // --ipv6 --fixed-cidr-v6; an IPv6 subnet without --ipv6 is refused;
 // nothing is left at the end.
 func TestIPv6Networks(t *testing.T) {
-	n := (os.Getpid()*7 + int(bridgeSeq.Add(1))) % 250
+	n := claimBridgeNumber(t)
 	bridge := fmt.Sprintf("sdit%d", n)
 	v6def := fmt.Sprintf("fd00:5:%d::/64", n)
 	d := NewDaemon(t, "--bridge", bridge, "--bip", fmt.Sprintf("10.213.%d.1/24", n), "--ip-forward=false",

@@ -51,9 +51,10 @@ func TestNetworkLeftoversAfterKill(t *testing.T) {
 	n := strings.TrimPrefix(bridge, "sdit")
 	ubr := "sdlu" + n
 	netID := strings.TrimSpace(d.MustCLI(t, "network", "create", "--subnet", "10.220."+n+".0/24", "-o", "com.docker.network.bridge.name="+ubr, "lonet"))
-	keep := remember(d.MustCLI(t, "run", "-d", "--name", "keep", "-p", "127.0.0.1:18990:80", "busybox", "httpd", "-f", "-p", "80"))
+	pKeep, pGone := freeHostPort(t), freeHostPort(t)
+	keep := remember(d.MustCLI(t, "run", "-d", "--name", "keep", "-p", "127.0.0.1:"+pKeep+":80", "busybox", "httpd", "-f", "-p", "80"))
 	onNet := remember(d.MustCLI(t, "run", "-d", "--name", "onnet", "--network", "lonet", "busybox", "sleep", "300"))
-	gone := remember(d.MustCLI(t, "run", "-d", "--name", "gone", "-p", "127.0.0.1:18991:80", "busybox", "sh", "-c", "sleep 2"))
+	gone := remember(d.MustCLI(t, "run", "-d", "--name", "gone", "-p", "127.0.0.1:"+pGone+":80", "busybox", "sh", "-c", "sleep 2"))
 	goneNet := remember(d.MustCLI(t, "run", "-d", "--name", "gonenet", "--network", "lonet", "busybox", "sh", "-c", "sleep 2"))
 	d.Kill(t)
 	time.Sleep(3 * time.Second)
@@ -74,8 +75,8 @@ func TestNetworkLeftoversAfterKill(t *testing.T) {
 		}
 	}
 	table, _ := exec.Command("nft", "list", "table", "ip", "sdengine-"+bridge).CombinedOutput()
-	if !strings.Contains(string(table), "18990") || strings.Contains(string(table), "18991") {
-		t.Errorf("published ports in the table after restart (want 18990 only):\n%s", table)
+	if !strings.Contains(string(table), "dport "+pKeep+" ") || strings.Contains(string(table), "dport "+pGone+" ") {
+		t.Errorf("published ports in the table after restart (want %s only):\n%s", pKeep, table)
 	}
 	mi, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, id := range []string{gone, goneNet} {
@@ -83,7 +84,7 @@ func TestNetworkLeftoversAfterKill(t *testing.T) {
 			t.Errorf("the namespace of %s is left", id[:12])
 		}
 	}
-	if got := httpGetOK(t, "http://127.0.0.1:18990/"); !got {
+	if got := httpGetOK(t, "http://127.0.0.1:"+pKeep+"/"); !got {
 		t.Error("the published port of the running container does not answer after the restart")
 	}
 
@@ -121,7 +122,7 @@ func httpGetOK(t *testing.T, url string) bool {
 // made, its rules and the API perhaps not yet) ends it as cleanly as one
 // that comes later: the bridge and its table go with it.
 func TestNetworkLeftoversAfterEarlyStop(t *testing.T) {
-	n := (os.Getpid()*7 + int(bridgeSeq.Add(1))) % 250
+	n := claimBridgeNumber(t)
 	bridge := fmt.Sprintf("sdit%d", n)
 	d := NewDaemon(t, "--bridge", bridge, "--bip", fmt.Sprintf("10.213.%d.1/24", n), "--ip-forward=false")
 	defer d.Cleanup(t)

@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -20,13 +20,11 @@ import (
 // traffic only to loopback, the host's own address and the containers on
 // that bridge, and check that nothing of the network is left.
 
-var bridgeSeq atomic.Int32
-
 // newBridgeDaemon starts a daemon with its own bridge; ip forwarding is
 // left as the host has it (nothing here is routed off the host).
 func newBridgeDaemon(t *testing.T) (*Daemon, string) {
 	t.Helper()
-	n := (os.Getpid()*7 + int(bridgeSeq.Add(1))) % 250
+	n := claimBridgeNumber(t)
 	name := fmt.Sprintf("sdit%d", n)
 	d := NewDaemon(t, "--bridge", name, "--bip", fmt.Sprintf("10.213.%d.1/24", n), "--ip-forward=false")
 	d.Start(t)
@@ -55,6 +53,19 @@ func checkNoNetworkLeft(t *testing.T, d *Daemon, bridge string, ids ...string) {
 	if strings.Contains(string(mi), d.ExecRoot+"/netns/") {
 		t.Errorf("netns mount left")
 	}
+}
+
+// freeHostPort is a TCP port free on the host's addresses of both
+// families now (the kernel's pick, so that two suites side by side do not
+// take the same one), for a test to publish.
+func freeHostPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 func httpGet(t *testing.T, url string) string {
@@ -95,16 +106,18 @@ func hostAddress(t *testing.T) string {
 func TestBridgePublishedPorts(t *testing.T) {
 	d, bridge := newBridgeDaemon(t)
 	defer d.Cleanup(t)
+	// Host ports of this run: another suite may run beside this one.
+	p4, p6 := freeHostPort(t), freeHostPort(t)
 	// Published on loopback, and with -P on the host's addresses (the stock CLI: ours has no -p yet).
-	r := d.Stock("run", "-d", "--name", "web", "-p", "127.0.0.1:18980:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc")
+	r := d.Stock("run", "-d", "--name", "web", "-p", "127.0.0.1:"+p4+":80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc")
 	if r.Code != 0 {
 		t.Fatalf("run -p: %v", r)
 	}
 	web := remember(r.Stdout)
-	if got := httpGet(t, "http://127.0.0.1:18980/hostname"); strings.TrimSpace(got) != web[:12] {
-		t.Errorf("through 127.0.0.1:18980: %q", got)
+	if got := httpGet(t, "http://127.0.0.1:"+p4+"/hostname"); strings.TrimSpace(got) != web[:12] {
+		t.Errorf("through 127.0.0.1:%s: %q", p4, got)
 	}
-	if got := strings.TrimSpace(d.Stock("port", "web").Stdout); got != "80/tcp -> 127.0.0.1:18980" {
+	if got := strings.TrimSpace(d.Stock("port", "web").Stdout); got != "80/tcp -> 127.0.0.1:"+p4 {
 		t.Errorf("docker port: %q", got)
 	}
 	r = d.Stock("run", "-d", "--name", "all", "-P", "--expose", "80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc")
@@ -123,11 +136,11 @@ func TestBridgePublishedPorts(t *testing.T) {
 	if got := strings.TrimSpace(d.Stock("port", "all").Stdout); got != "80/tcp -> 0.0.0.0:"+port+"\n80/tcp -> [::]:"+port {
 		t.Errorf("docker port all: %q", got)
 	}
-	six := remember(d.MustCLI(t, "run", "-d", "--name", "six", "-p", "18982:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc"))
+	six := remember(d.MustCLI(t, "run", "-d", "--name", "six", "-p", p6+":80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc"))
 	// The same host port again: refused, and nothing of it is left.
-	r = d.Stock("run", "-d", "--name", "dup", "-p", "127.0.0.1:18980:80", "busybox", "true")
+	r = d.Stock("run", "-d", "--name", "dup", "-p", "127.0.0.1:"+p4+":80", "busybox", "true")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "port is already allocated") {
-		t.Errorf("second publish of 18980: %v", r)
+		t.Errorf("second publish of %s: %v", p4, r)
 	}
 	dup := remember(strings.TrimSpace(d.Stock("inspect", "-f", "{{.Id}}", "dup").Stdout))
 	if len(dup) == 64 {
@@ -170,15 +183,15 @@ func TestBridgePublishedPorts(t *testing.T) {
 	// kill -9 and restart: the running container keeps its address and port.
 	d.Kill(t)
 	d.Start(t)
-	if got := httpGet(t, "http://127.0.0.1:18980/hostname"); strings.TrimSpace(got) != web[:12] {
+	if got := httpGet(t, "http://127.0.0.1:"+p4+"/hostname"); strings.TrimSpace(got) != web[:12] {
 		t.Errorf("after kill -9 and restart: %q", got)
 	}
 	if got := strings.TrimSpace(d.MustCLI(t, "inspect", "-f", "{{.NetworkSettings.IPAddress}}", "web")); got != ip {
 		t.Errorf("address after restart %q, want %q", got, ip)
 	}
 	// The IPv6 half is served again by the new daemon.
-	if got := httpGet(t, "http://[::1]:18982/hostname"); strings.TrimSpace(got) != six[:12] {
-		t.Errorf("[::1]:18982 after kill -9 and restart: %q", got)
+	if got := httpGet(t, "http://[::1]:"+p6+"/hostname"); strings.TrimSpace(got) != six[:12] {
+		t.Errorf("[::1]:%s after kill -9 and restart: %q", p6, got)
 	}
 	d.Cleanup(t)
 	checkNoNetworkLeft(t, d, bridge, web, all, six)

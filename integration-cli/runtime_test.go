@@ -263,6 +263,10 @@ func TestAttachDetachKeys(t *testing.T) {
 	d := shared
 	id := remember(d.MustCLI(t, "run", "-d", "-it", "busybox", "sh", "-c", "stty -echo; cat > /tmp/in"))
 	defer d.CLI("rm", "-f", id)
+	// Type only once the shell has set the terminal up and cat reads: the
+	// redirection makes /tmp/in just before cat runs (run -d returns
+	// earlier, which a loaded machine shows).
+	waitInContainer(t, d, id, "test", "-e", "/tmp/in")
 	cli := d.Client(t)
 	defer cli.Close()
 	for _, c := range []struct{ keys, input string }{{"", "hello\n\x10\x11"}, {"ctrl-x,y", "again\n\x18y"}} {
@@ -283,7 +287,15 @@ func TestAttachDetachKeys(t *testing.T) {
 		}
 		cancel()
 	}
-	waitFor(t, func() bool { return d.CLI("exec", id, "cat", "/tmp/in").Stdout == "hello\nagain\n" })
+	var got string
+	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(50 * time.Millisecond) {
+		if got = d.CLI("exec", id, "cat", "/tmp/in").Stdout; got == "hello\nagain\n" {
+			break
+		}
+	}
+	if got != "hello\nagain\n" {
+		t.Fatalf("the container read %q, want the input before each detach", got)
+	}
 	if st := d.MustCLI(t, "inspect", "-f", "{{.State.Status}}", id); st != "running" {
 		t.Errorf("after detaching: %s", st)
 	}

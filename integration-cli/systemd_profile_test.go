@@ -3,10 +3,14 @@
 package integrationcli
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,7 +27,12 @@ func TestSystemdUserMountsWin(t *testing.T) {
 		// check runs in the booted container.
 		check func(t *testing.T, id, dir string)
 	}{
-		{"run", func(dir string) []string { return []string{"-v", dir + ":/run"} }, func(t *testing.T, id, dir string) {
+		// The user's /run is searchable by all, as a /run tmpfs is: from a
+		// 0700 one (t.TempDir under umask 077), dbus-daemon, which runs as
+		// messagebus, cannot reach /run/systemd/notify; its READY=1 never
+		// comes and the boot waits on dbus.service and logind for good
+		// (docs/systemd.md).
+		{"run", func(dir string) []string { mustChmod(t, dir, 0o755); return []string{"-v", dir + ":/run"} }, func(t *testing.T, id, dir string) {
 			// systemd wrote into the user's /run, and still got its
 			// /run/lock tmpfs.
 			if _, err := os.Stat(filepath.Join(dir, "systemd")); err != nil {
@@ -79,12 +88,14 @@ func TestSystemdUserMountsWin(t *testing.T) {
 func TestSystemdContainerUUIDIsTheMachineID(t *testing.T) {
 	cleanup := needHostJournal(t)
 	defer cleanup()
-	const uuid = "5e1f0c2a-9b7d-4e3a-8c6f-0123456789ab"
-	const mid = "5e1f0c2a9b7d4e3a8c6f0123456789ab"
+	// A machine ID of this run: it names a host directory
+	// (/var/log/journal/<id>) that a suite beside this one must not share.
+	uuid, mid := randomUUID(t)
+	scope := fmt.Sprintf("it-uuid-%d.scope", os.Getpid())
 
 	d := NewDaemon(t, "--exec-opt", "native.cgroupdriver=cgroupfs")
 	startInMachinedNS(t, d)
-	defer removeCgroupDirs(t, "machine.slice/it-uuid.scope", "machine.slice")
+	defer removeCgroupDirs(t, "machine.slice/"+scope, "machine.slice")
 	defer d.Cleanup(t)
 	out, err := exec.Command(repoRoot + "/hack/images/systemd.sh").Output()
 	if err != nil {
@@ -102,18 +113,9 @@ func TestSystemdContainerUUIDIsTheMachineID(t *testing.T) {
 	}
 
 	id := remember(mustStock(t, d, "run", "-d", "--name", "uuid", "-e", "container_uuid="+uuid,
-		"--cgroup-parent", "machine.slice/it-uuid.scope", "sd"))
+		"--cgroup-parent", "machine.slice/"+scope, "sd"))
 	defer os.RemoveAll(filepath.Join("/var/log/journal", mid))
-	for i := 0; ; i++ {
-		state := strings.TrimSpace(d.CLI("exec", id, "systemctl", "is-system-running").Stdout)
-		if state == "running" {
-			break
-		}
-		if i > 300 {
-			t.Fatalf("systemd did not boot (%q); logs:\n%s", state, d.CLI("logs", id).Stdout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitBootedOn(t, d.CLI, id, nil)
 	if got := d.MustCLI(t, "exec", id, "cat", "/etc/machine-id"); got != mid {
 		t.Errorf("/etc/machine-id %q, want %s", got, mid)
 	}
@@ -133,17 +135,81 @@ func TestSystemdContainerUUIDIsTheMachineID(t *testing.T) {
 	}
 }
 
-// needHostJournal makes /var/log/journal for the test when the host keeps
-// no persistent journal; the returned function undoes it.
-func needHostJournal(t *testing.T) func() {
+func mustChmod(t *testing.T, path string, mode os.FileMode) {
 	t.Helper()
-	if fi, err := os.Stat("/var/log/journal"); err == nil && fi.IsDir() {
-		return func() {}
-	}
-	if err := os.MkdirAll("/var/log/journal", 0o2755); err != nil {
+	if err := os.Chmod(path, mode); err != nil {
 		t.Fatal(err)
 	}
-	return func() { os.Remove("/var/log/journal") }
+}
+
+// randomUUID is a random (version 4) UUID and the machine ID it makes.
+func randomUUID(t *testing.T) (uuid, mid string) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	mid = hex.EncodeToString(b[:])
+	return mid[:8] + "-" + mid[8:12] + "-" + mid[12:16] + "-" + mid[16:20] + "-" + mid[20:], mid
+}
+
+// needHostJournal makes /var/log/journal for the test when the host keeps
+// no persistent journal; the returned function undoes it. Suites side by
+// side share the directory: each holds a shared lock on journal-users
+// while it needs it, and the last one to leave removes a directory that a
+// test made (journal-made says so; a host's own journal stays). The
+// journal lock orders the checks.
+func needHostJournal(t *testing.T) func() {
+	t.Helper()
+	const dir = "/var/log/journal"
+	made := filepath.Join(claimDir, "journal-made")
+	mu := lockOrFatal(t, "journal", syscall.LOCK_EX)
+	defer unlockClose(mu)
+	users := lockOrFatal(t, "journal-users", syscall.LOCK_SH)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err := os.MkdirAll(dir, 0o2755); err != nil {
+			unlockClose(users)
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(made, nil, 0o644); err != nil {
+			unlockClose(users)
+			t.Fatal(err)
+		}
+	}
+	return func() {
+		mu := lockOrFatal(t, "journal", syscall.LOCK_EX)
+		defer unlockClose(mu)
+		// Another user holds journal-users shared: it stays for them.
+		syscall.Flock(int(users.Fd()), syscall.LOCK_UN)
+		last := syscall.Flock(int(users.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+		unlockClose(users)
+		if _, err := os.Stat(made); last && err == nil {
+			if err := os.Remove(dir); err == nil || os.IsNotExist(err) {
+				os.Remove(made)
+			}
+		}
+	}
+}
+
+// lockOrFatal opens the lock file name in claimDir and flocks it (how:
+// LOCK_EX or LOCK_SH, waiting).
+func lockOrFatal(t *testing.T, name string, how int) *os.File {
+	t.Helper()
+	f, err := lockFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		t.Fatalf("lock %s: %v", name, err)
+	}
+	return f
+}
+
+func unlockClose(f *os.File) {
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	f.Close()
 }
 
 func waitFile(t *testing.T, path string) {

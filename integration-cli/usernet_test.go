@@ -66,7 +66,7 @@ func TestUserNetworks(t *testing.T) {
 	if err := os.WriteFile(rc, []byte("nameserver "+up+"\noptions ndots:0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n := (os.Getpid()*7 + int(bridgeSeq.Add(1))) % 250
+	n := claimBridgeNumber(t)
 	bridge := fmt.Sprintf("sdit%d", n)
 	d := NewDaemon(t, "--bridge", bridge, "--bip", fmt.Sprintf("10.213.%d.1/24", n), "--ip-forward=false", "--host-resolv-conf", rc)
 	d.Start(t)

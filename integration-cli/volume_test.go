@@ -117,6 +117,9 @@ func TestCopyHostileSymlinks(t *testing.T) {
 	id := remember(d.MustCLI(t, "run", "-d", "busybox", "sh", "-c",
 		"ln -s / /escape && ln -s ../../../../etc /up && ln -s "+host+" /hostdir && mkdir /d && echo inside > /d/f && sleep 300"))
 	defer d.CLI("rm", "-f", id)
+	// run -d returns once the shell started, not once it made the links
+	// (a loaded machine shows the difference): /d/f comes last.
+	waitInContainer(t, d, id, "test", "-f", "/d/f")
 	clis(t, d, func(t *testing.T, cli func(args ...string) Result) {
 		dst := t.TempDir()
 		// Out through the links: what is read is the container's own.
@@ -175,4 +178,18 @@ func TestCopyHostileSymlinks(t *testing.T) {
 	if r := d.CLI("cp", id+":/nope", dst); r.Code == 0 || !strings.Contains(r.Stderr, "Could not find the file /nope") {
 		t.Errorf("cp of a missing path: %s", r)
 	}
+}
+
+// waitInContainer runs the command in the container until it succeeds:
+// for a setup step of the container's own process. Bounded (1 min) only
+// to end a test whose container is stuck.
+func waitInContainer(t *testing.T, d *Daemon, id string, cmd ...string) {
+	t.Helper()
+	var r Result
+	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(50 * time.Millisecond) {
+		if r = d.CLI(append([]string{"exec", id}, cmd...)...); r.Code == 0 {
+			return
+		}
+	}
+	t.Fatalf("%v in %s did not succeed within 1 min: %s", cmd, id[:12], r)
 }
