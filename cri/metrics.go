@@ -21,6 +21,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sdengine/engine/api/server/backend"
+
+	// A thread left in another namespace ends with its goroutine.
+	_ "github.com/sdengine/engine/pkg/mainthread"
 )
 
 // The CRI metrics (ListMetricDescriptors, ListPodSandboxMetrics) are what

@@ -58,7 +58,9 @@ func (p *Process) NSPath() string { return fmt.Sprintf("/proc/%d/ns/pid", p.PID)
 // Alive says whether the process still runs (and is the one started).
 func (p *Process) Alive() bool {
 	st, err := startTime(p.PID)
-	return err == nil && st == p.StartTime
+	// A zombie is dead: it waits only for its parent (the daemon, whose
+	// reaper may lag on a loaded host) to reap it.
+	return err == nil && st == p.StartTime && !isZombie(p.PID)
 }
 
 // Stop kills the process, and with it every process of the namespace, and

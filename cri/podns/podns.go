@@ -17,6 +17,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	// A thread left in another namespace ends with its goroutine.
+	_ "github.com/sdengine/engine/pkg/mainthread"
 )
 
 // Options says which namespaces to pin and the UTS namespace's host name.

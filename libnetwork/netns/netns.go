@@ -15,6 +15,9 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	// A thread left in another namespace ends with its goroutine.
+	_ "github.com/sdengine/engine/pkg/mainthread"
 )
 
 // Create makes a new network namespace bind-mounted at path.

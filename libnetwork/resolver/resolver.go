@@ -26,6 +26,9 @@ import (
 
 	"github.com/miekg/dns"
 	vnetns "github.com/vishvananda/netns"
+
+	// A thread left in another namespace ends with its goroutine.
+	_ "github.com/sdengine/engine/pkg/mainthread"
 )
 
 // Address is where containers find the server.

@@ -12,6 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sdengine/engine/pkg/errdefs"
+
+	// A thread left in another namespace ends with its goroutine.
+	_ "github.com/sdengine/engine/pkg/mainthread"
 )
 
 // Mount implements graphdriver.Driver. An existing mount is returned as
