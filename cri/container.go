@@ -343,32 +343,36 @@ func (s *Server) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtim
 	if !req.Stdout && !req.Stderr && !req.Stdin {
 		return nil, invalid("exec: one of stdin, stdout and stderr must be asked for")
 	}
-	c, err := s.inspect(ctx, req.ContainerId)
+	id, err := s.streamTarget(ctx, req.ContainerId, "exec")
 	if err != nil {
 		return nil, err
 	}
-	if c.State == nil || !c.State.Running {
-		return nil, status.Errorf(codes.FailedPrecondition, "container %s is not running", c.ID)
-	}
-	if s.streams == nil {
-		return nil, unimplemented("exec: no streaming server")
-	}
-	req.ContainerId = c.ID
+	req.ContainerId = id
 	return s.streams.GetExec(req)
 }
 
+// streamTarget is the full ID of a running container that exec or attach
+// (what) may stream to, once the streaming server is there to serve it.
+func (s *Server) streamTarget(ctx context.Context, containerID, what string) (string, error) {
+	c, err := s.inspect(ctx, containerID)
+	if err != nil {
+		return "", err
+	}
+	if c.State == nil || !c.State.Running {
+		return "", status.Errorf(codes.FailedPrecondition, "container %s is not running", c.ID)
+	}
+	if s.streams == nil {
+		return "", unimplemented("%s: no streaming server", what)
+	}
+	return c.ID, nil
+}
+
 func (s *Server) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	c, err := s.inspect(ctx, req.ContainerId)
+	id, err := s.streamTarget(ctx, req.ContainerId, "attach")
 	if err != nil {
 		return nil, err
 	}
-	if c.State == nil || !c.State.Running {
-		return nil, status.Errorf(codes.FailedPrecondition, "container %s is not running", c.ID)
-	}
-	if s.streams == nil {
-		return nil, unimplemented("attach: no streaming server")
-	}
-	req.ContainerId = c.ID
+	req.ContainerId = id
 	return s.streams.GetAttach(req)
 }
 
