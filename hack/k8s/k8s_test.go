@@ -283,11 +283,10 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() error
 	}
 }
 
-// The pod: two containers sharing an emptyDir (the writer writes a file,
-// the reader waits for it and prints it), an exec liveness probe on the
-// writer that appends to a file in that volume, so that each ExecSync the
-// kubelet makes leaves a line. Both containers stop at once on SIGTERM.
-func manifest(image string) string {
+// podYAML is a static pod's manifest: the header every pod here has
+// (namespace default, 5 s to stop), then spec's fields, formatted with
+// args (args[0] being the pod's name, %[1]s).
+func podYAML(spec string, args ...any) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -295,7 +294,15 @@ metadata:
   namespace: default
 spec:
   terminationGracePeriodSeconds: 5
-  volumes:
+`+spec, args...)
+}
+
+// The pod: two containers sharing an emptyDir (the writer writes a file,
+// the reader waits for it and prints it), an exec liveness probe on the
+// writer that appends to a file in that volume, so that each ExecSync the
+// kubelet makes leaves a line. Both containers stop at once on SIGTERM.
+func manifest(image string) string {
+	return podYAML(`  volumes:
   - name: shared
     emptyDir: {}
   containers:
@@ -627,14 +634,7 @@ func TestLivenessRestart(t *testing.T) {
 	s := newSetup(t)
 	const name = "k8s-restart"
 	full := name + "-k8s-node"
-	yaml := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s
-  namespace: default
-spec:
-  terminationGracePeriodSeconds: 5
-  volumes:
+	yaml := podYAML(`  volumes:
   - name: state
     emptyDir: {}
   containers:
@@ -707,14 +707,7 @@ func TestPodFeatures(t *testing.T) {
 	const name = "k8s-features"
 	full := name + "-k8s-node"
 	const hostPort = 18080
-	yaml := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s
-  namespace: default
-spec:
-  terminationGracePeriodSeconds: 5
-  shareProcessNamespace: true
+	yaml := podYAML(`  shareProcessNamespace: true
   volumes:
   - name: www
     emptyDir: {}
