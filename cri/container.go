@@ -19,12 +19,9 @@ import (
 )
 
 func (s *Server) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
-	sb, err := s.pods.get(req.PodSandboxId)
+	sb, err := s.readySandbox(req.PodSandboxId)
 	if err != nil {
 		return nil, err
-	}
-	if !sb.Ready {
-		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %s is not ready", sb.ID)
 	}
 	cfg := req.GetConfig()
 	if cfg.GetMetadata().GetName() == "" {
@@ -351,6 +348,19 @@ func (s *Server) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtim
 	return s.streams.GetExec(req)
 }
 
+// readySandbox is the pod sandbox id, which must be ready for a container
+// to be made in it or a port forwarded into it.
+func (s *Server) readySandbox(id string) (*sandbox, error) {
+	sb, err := s.pods.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if !sb.Ready {
+		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %s is not ready", sb.ID)
+	}
+	return sb, nil
+}
+
 // streamTarget is the full ID of a running container that exec or attach
 // (what) may stream to, once the streaming server is there to serve it.
 func (s *Server) streamTarget(ctx context.Context, containerID, what string) (string, error) {
@@ -377,12 +387,9 @@ func (s *Server) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*ru
 }
 
 func (s *Server) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	sb, err := s.pods.get(req.PodSandboxId)
+	sb, err := s.readySandbox(req.PodSandboxId)
 	if err != nil {
 		return nil, err
-	}
-	if !sb.Ready {
-		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %s is not ready", sb.ID)
 	}
 	if s.streams == nil {
 		return nil, unimplemented("port-forward: no streaming server")
