@@ -19,12 +19,9 @@ import (
 )
 
 func (s *Server) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
-	sb, err := s.pods.get(req.PodSandboxId)
+	sb, err := s.readySandbox(req.PodSandboxId)
 	if err != nil {
 		return nil, err
-	}
-	if !sb.Ready {
-		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %s is not ready", sb.ID)
 	}
 	cfg := req.GetConfig()
 	if cfg.GetMetadata().GetName() == "" {
@@ -343,42 +340,56 @@ func (s *Server) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtim
 	if !req.Stdout && !req.Stderr && !req.Stdin {
 		return nil, invalid("exec: one of stdin, stdout and stderr must be asked for")
 	}
-	c, err := s.inspect(ctx, req.ContainerId)
+	id, err := s.streamTarget(ctx, req.ContainerId, "exec")
 	if err != nil {
 		return nil, err
 	}
-	if c.State == nil || !c.State.Running {
-		return nil, status.Errorf(codes.FailedPrecondition, "container %s is not running", c.ID)
-	}
-	if s.streams == nil {
-		return nil, unimplemented("exec: no streaming server")
-	}
-	req.ContainerId = c.ID
+	req.ContainerId = id
 	return s.streams.GetExec(req)
 }
 
-func (s *Server) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	c, err := s.inspect(ctx, req.ContainerId)
-	if err != nil {
-		return nil, err
-	}
-	if c.State == nil || !c.State.Running {
-		return nil, status.Errorf(codes.FailedPrecondition, "container %s is not running", c.ID)
-	}
-	if s.streams == nil {
-		return nil, unimplemented("attach: no streaming server")
-	}
-	req.ContainerId = c.ID
-	return s.streams.GetAttach(req)
-}
-
-func (s *Server) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	sb, err := s.pods.get(req.PodSandboxId)
+// readySandbox is the pod sandbox id, which must be ready for a container
+// to be made in it or a port forwarded into it.
+func (s *Server) readySandbox(id string) (*sandbox, error) {
+	sb, err := s.pods.get(id)
 	if err != nil {
 		return nil, err
 	}
 	if !sb.Ready {
 		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %s is not ready", sb.ID)
+	}
+	return sb, nil
+}
+
+// streamTarget is the full ID of a running container that exec or attach
+// (what) may stream to, once the streaming server is there to serve it.
+func (s *Server) streamTarget(ctx context.Context, containerID, what string) (string, error) {
+	c, err := s.inspect(ctx, containerID)
+	if err != nil {
+		return "", err
+	}
+	if c.State == nil || !c.State.Running {
+		return "", status.Errorf(codes.FailedPrecondition, "container %s is not running", c.ID)
+	}
+	if s.streams == nil {
+		return "", unimplemented("%s: no streaming server", what)
+	}
+	return c.ID, nil
+}
+
+func (s *Server) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	id, err := s.streamTarget(ctx, req.ContainerId, "attach")
+	if err != nil {
+		return nil, err
+	}
+	req.ContainerId = id
+	return s.streams.GetAttach(req)
+}
+
+func (s *Server) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	sb, err := s.readySandbox(req.PodSandboxId)
+	if err != nil {
+		return nil, err
 	}
 	if s.streams == nil {
 		return nil, unimplemented("port-forward: no streaming server")

@@ -22,6 +22,20 @@ func invalidMount(typ mount.Type, format string, args ...any) error {
 	return errdefs.InvalidParameter(fmt.Errorf("invalid mount config for type %q: %s", typ, fmt.Sprintf(format, args...)))
 }
 
+// otherTypesOptions refuses the options of a mount type other than m's
+// (Docker's "field ...Options must not be specified").
+func otherTypesOptions(m mount.Mount) error {
+	switch {
+	case m.BindOptions != nil && m.Type != mount.TypeBind:
+		return invalidMount(m.Type, "field BindOptions must not be specified")
+	case m.VolumeOptions != nil && m.Type != mount.TypeVolume:
+		return invalidMount(m.Type, "field VolumeOptions must not be specified")
+	case m.TmpfsOptions != nil && m.Type != mount.TypeTmpfs:
+		return invalidMount(m.Type, "field TmpfsOptions must not be specified")
+	}
+	return nil
+}
+
 func checkDestination(typ mount.Type, dst string) (string, error) {
 	if dst == "" {
 		return "", invalidMount(typ, "field Target must not be empty")
@@ -104,11 +118,8 @@ func parseMountSpec(m mount.Mount, roNonRecursive bool) (*container.MountPoint, 
 	mp := &container.MountPoint{Type: m.Type, Destination: dst, RW: !m.ReadOnly, Spec: &spec}
 	switch m.Type {
 	case mount.TypeBind:
-		if m.VolumeOptions != nil {
-			return nil, invalidMount(m.Type, "field VolumeOptions must not be specified")
-		}
-		if m.TmpfsOptions != nil {
-			return nil, invalidMount(m.Type, "field TmpfsOptions must not be specified")
+		if err := otherTypesOptions(m); err != nil {
+			return nil, err
 		}
 		if m.Source == "" {
 			return nil, invalidMount(m.Type, "field Source must not be empty")
@@ -155,11 +166,8 @@ func parseMountSpec(m mount.Mount, roNonRecursive bool) (*container.MountPoint, 
 			}
 		}
 	case mount.TypeVolume:
-		if m.BindOptions != nil {
-			return nil, invalidMount(m.Type, "field BindOptions must not be specified")
-		}
-		if m.TmpfsOptions != nil {
-			return nil, invalidMount(m.Type, "field TmpfsOptions must not be specified")
+		if err := otherTypesOptions(m); err != nil {
+			return nil, err
 		}
 		mp.Driver = volume.DefaultDriver
 		mp.Mode = "z"
@@ -190,11 +198,8 @@ func parseMountSpec(m mount.Mount, roNonRecursive bool) (*container.MountPoint, 
 		if m.Source != "" {
 			return nil, invalidMount(m.Type, "field Source must not be specified")
 		}
-		if m.BindOptions != nil {
-			return nil, invalidMount(m.Type, "field BindOptions must not be specified")
-		}
-		if m.VolumeOptions != nil {
-			return nil, invalidMount(m.Type, "field VolumeOptions must not be specified")
+		if err := otherTypesOptions(m); err != nil {
+			return nil, err
 		}
 		if o := m.TmpfsOptions; o != nil {
 			if o.SizeBytes < 0 {
@@ -207,14 +212,8 @@ func parseMountSpec(m mount.Mount, roNonRecursive bool) (*container.MountPoint, 
 			}
 		}
 	case mount.TypeImage:
-		if m.BindOptions != nil {
-			return nil, invalidMount(m.Type, "field BindOptions must not be specified")
-		}
-		if m.VolumeOptions != nil {
-			return nil, invalidMount(m.Type, "field VolumeOptions must not be specified")
-		}
-		if m.TmpfsOptions != nil {
-			return nil, invalidMount(m.Type, "field TmpfsOptions must not be specified")
+		if err := otherTypesOptions(m); err != nil {
+			return nil, err
 		}
 		if m.Source == "" {
 			return nil, invalidMount(m.Type, "field Source must not be empty")

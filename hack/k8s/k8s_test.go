@@ -178,6 +178,73 @@ func (s *setup) crictlJSON(v any, args ...string) error {
 	return nil
 }
 
+// sandboxes lists the pods crictl shows with the given filters.
+func (s *setup) sandboxes(filters ...string) (podList, error) {
+	var pl podList
+	err := s.crictlJSON(&pl, append(append([]string{"pods"}, filters...), "-o", "json")...)
+	return pl, err
+}
+
+// containers lists the containers crictl shows with the given filters.
+func (s *setup) containers(filters ...string) (containerList, error) {
+	var cl containerList
+	err := s.crictlJSON(&cl, append(append([]string{"ps"}, filters...), "-o", "json")...)
+	return cl, err
+}
+
+// readyPod is the one ready sandbox of the static pod name, or an error
+// while there is none (or more than one).
+func (s *setup) readyPod(name string) (id, uid string, err error) {
+	pl, err := s.sandboxes("--name", name, "--state", "ready")
+	if err != nil {
+		return "", "", err
+	}
+	if len(pl.Items) != 1 {
+		return "", "", fmt.Errorf("pods: %+v", pl.Items)
+	}
+	return pl.Items[0].ID, pl.Items[0].Metadata.UID, nil
+}
+
+// noSandboxes is nil once crictl lists no sandbox at all.
+func (s *setup) noSandboxes() error {
+	pl, err := s.sandboxes()
+	if err != nil {
+		return err
+	}
+	if len(pl.Items) > 0 {
+		return fmt.Errorf("pods: %+v", pl.Items)
+	}
+	return nil
+}
+
+// noContainers is nil once the Docker API lists no container at all.
+func (s *setup) noContainers() error {
+	out, err := run(s.docker, "-H", s.dockerHost, "ps", "-a", "-q")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(out) != "" {
+		return fmt.Errorf("containers: %q", out)
+	}
+	return nil
+}
+
+// deletePod removes a static pod's manifest and waits until the pod's
+// sandbox and containers are gone: the kubelet stops the pod at once, and
+// removes them at its next garbage collection (every minute).
+func deletePod(t *testing.T, s *setup, manifestPath string) {
+	t.Helper()
+	if err := os.Remove(manifestPath); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pod's sandbox and containers are removed", 150*time.Second, func() error {
+		if err := s.noSandboxes(); err != nil {
+			return err
+		}
+		return s.noContainers()
+	})
+}
+
 type podList struct {
 	Items []struct {
 		ID       string `json:"id"`
@@ -216,11 +283,10 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() error
 	}
 }
 
-// The pod: two containers sharing an emptyDir (the writer writes a file,
-// the reader waits for it and prints it), an exec liveness probe on the
-// writer that appends to a file in that volume, so that each ExecSync the
-// kubelet makes leaves a line. Both containers stop at once on SIGTERM.
-func manifest(image string) string {
+// podYAML is a static pod's manifest: the header every pod here has
+// (namespace default, 5 s to stop), then spec's fields, formatted with
+// args (args[0] being the pod's name, %[1]s).
+func podYAML(spec string, args ...any) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -228,7 +294,15 @@ metadata:
   namespace: default
 spec:
   terminationGracePeriodSeconds: 5
-  volumes:
+`+spec, args...)
+}
+
+// The pod: two containers sharing an emptyDir (the writer writes a file,
+// the reader waits for it and prints it), an exec liveness probe on the
+// writer that appends to a file in that volume, so that each ExecSync the
+// kubelet makes leaves a line. Both containers stop at once on SIGTERM.
+func manifest(image string) string {
+	return podYAML(`  volumes:
   - name: shared
     emptyDir: {}
   containers:
@@ -254,42 +328,19 @@ spec:
 
 func TestStaticPod(t *testing.T) {
 	s := newSetup(t)
-	manifestPath := filepath.Join(s.manifests, podName+".yaml")
-	// The kubelet ignores dot files: write, then rename into place.
-	tmp := filepath.Join(s.manifests, "."+podName+".yaml")
-	if err := os.WriteFile(tmp, []byte(manifest(s.image)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	if err := os.Rename(tmp, manifestPath); err != nil {
-		t.Fatal(err)
-	}
-	deleted := false
-	defer func() {
-		if !deleted {
-			os.Remove(manifestPath)
-		}
-	}()
+	manifestPath := addManifest(t, s, podName, manifest(s.image))
 
 	// --- the pod runs ---------------------------------------------------
 	var podID, podUID string
-	waitFor(t, "crictl pods lists the pod ready", 120*time.Second, func() error {
-		var pl podList
-		if err := s.crictlJSON(&pl, "pods", "--name", podName, "-o", "json"); err != nil {
-			return err
-		}
-		for _, p := range pl.Items {
-			if p.State == "SANDBOX_READY" && p.Metadata.Name == podFull {
-				podID, podUID = p.ID, p.Metadata.UID
-				return nil
-			}
-		}
-		return fmt.Errorf("pods: %+v", pl.Items)
+	waitFor(t, "crictl pods lists the pod ready", 120*time.Second, func() (err error) {
+		podID, podUID, err = s.readyPod(podName)
+		return err
 	})
 	ids := map[string]string{}
 	waitFor(t, "crictl ps lists both containers running", 120*time.Second, func() error {
-		var cl containerList
-		if err := s.crictlJSON(&cl, "ps", "--pod", podID, "-o", "json"); err != nil {
+		cl, err := s.containers("--pod", podID)
+		if err != nil {
 			return err
 		}
 		for _, c := range cl.Containers {
@@ -384,8 +435,8 @@ func TestStaticPod(t *testing.T) {
 		}
 		return nil
 	})
-	var cl containerList
-	if err := s.crictlJSON(&cl, "ps", "-a", "--pod", podID, "-o", "json"); err != nil {
+	cl, err := s.containers("-a", "--pod", podID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cl.Containers {
@@ -447,15 +498,14 @@ func TestStaticPod(t *testing.T) {
 		}
 		return nil
 	})
-	var pl podList
-	if err := s.crictlJSON(&pl, "pods", "-o", "json"); err != nil {
+	pl, err := s.sandboxes()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(pl.Items) != 1 || pl.Items[0].ID != podID || pl.Items[0].State != "SANDBOX_READY" {
 		t.Errorf("sandboxes after the kubelet's restart: %+v, want only %s ready", pl.Items, podID)
 	}
-	cl = containerList{}
-	if err := s.crictlJSON(&cl, "ps", "-a", "-o", "json"); err != nil {
+	if cl, err = s.containers("-a"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cl.Containers {
@@ -469,33 +519,8 @@ func TestStaticPod(t *testing.T) {
 
 	// --- deleting the manifest removes everything -------------------------
 	delStart := time.Now()
-	if err := os.Remove(manifestPath); err != nil {
-		t.Fatal(err)
-	}
-	deleted = true
-	// The kubelet stops the pod at once; its containers and sandbox go at
-	// its next garbage collection (every minute).
-	waitFor(t, "crictl pods lists no sandbox", 150*time.Second, func() error {
-		var pl podList
-		if err := s.crictlJSON(&pl, "pods", "-o", "json"); err != nil {
-			return err
-		}
-		if len(pl.Items) > 0 {
-			return fmt.Errorf("pods: %+v", pl.Items)
-		}
-		return nil
-	})
-	t.Logf("the sandbox was removed %.1fs after the manifest", time.Since(delStart).Seconds())
-	waitFor(t, "docker ps -a lists no container", 30*time.Second, func() error {
-		out, err := run(s.docker, "-H", s.dockerHost, "ps", "-a", "-q")
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(out) != "" {
-			return fmt.Errorf("containers: %q", out)
-		}
-		return nil
-	})
+	deletePod(t, s, manifestPath)
+	t.Logf("the sandbox and containers were removed %.1fs after the manifest", time.Since(delStart).Seconds())
 	if _, err := os.Stat(lease); !os.IsNotExist(err) {
 		t.Errorf("host-local lease %s is still there (%v)", lease, err)
 	}
@@ -587,6 +612,7 @@ func summaryHas(pod string, containers ...string) error {
 
 // addManifest puts a static pod's manifest in place (written beside it as a
 // dot file, which the kubelet ignores, then renamed) and returns its path.
+// The manifest goes when the test ends, if the test did not remove it.
 func addManifest(t *testing.T, s *setup, name, yaml string) string {
 	t.Helper()
 	p := filepath.Join(s.manifests, name+".yaml")
@@ -597,6 +623,7 @@ func addManifest(t *testing.T, s *setup, name, yaml string) string {
 	if err := os.Rename(tmp, p); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.Remove(p) })
 	return p
 }
 
@@ -607,14 +634,7 @@ func TestLivenessRestart(t *testing.T) {
 	s := newSetup(t)
 	const name = "k8s-restart"
 	full := name + "-k8s-node"
-	yaml := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s
-  namespace: default
-spec:
-  terminationGracePeriodSeconds: 5
-  volumes:
+	yaml := podYAML(`  volumes:
   - name: state
     emptyDir: {}
   containers:
@@ -631,25 +651,15 @@ spec:
       failureThreshold: 1
 `, name, s.image)
 	manifestPath := addManifest(t, s, name, yaml)
-	deleted := false
-	defer func() {
-		if !deleted {
-			os.Remove(manifestPath)
-		}
-	}()
 
 	var podID, podUID string
 	waitFor(t, "the pod's container runs as attempt 1", 120*time.Second, func() error {
-		var pl podList
-		if err := s.crictlJSON(&pl, "pods", "--name", name, "--state", "ready", "-o", "json"); err != nil {
+		var err error
+		if podID, podUID, err = s.readyPod(name); err != nil {
 			return err
 		}
-		if len(pl.Items) != 1 {
-			return fmt.Errorf("pods: %+v", pl.Items)
-		}
-		podID, podUID = pl.Items[0].ID, pl.Items[0].Metadata.UID
-		var cl containerList
-		if err := s.crictlJSON(&cl, "ps", "-a", "--pod", podID, "-o", "json"); err != nil {
+		cl, err := s.containers("-a", "--pod", podID)
+		if err != nil {
 			return err
 		}
 		states := map[int]string{}
@@ -676,35 +686,15 @@ spec:
 	}
 	// No further restart: the probe passes after its one failure.
 	time.Sleep(3 * time.Second)
-	var cl containerList
-	if err := s.crictlJSON(&cl, "ps", "-a", "--pod", podID, "-o", "json"); err != nil {
+	cl, err := s.containers("-a", "--pod", podID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cl.Containers) != 2 {
 		t.Errorf("containers after the restart: %+v", cl.Containers)
 	}
 
-	if err := os.Remove(manifestPath); err != nil {
-		t.Fatal(err)
-	}
-	deleted = true
-	waitFor(t, "the pod's sandbox and containers are removed", 150*time.Second, func() error {
-		var pl podList
-		if err := s.crictlJSON(&pl, "pods", "-o", "json"); err != nil {
-			return err
-		}
-		if len(pl.Items) > 0 {
-			return fmt.Errorf("pods: %+v", pl.Items)
-		}
-		out, err := run(s.docker, "-H", s.dockerHost, "ps", "-a", "-q")
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(out) != "" {
-			return fmt.Errorf("containers: %q", out)
-		}
-		return nil
-	})
+	deletePod(t, s, manifestPath)
 }
 
 // TestPodFeatures: what else a kubelet asks of the runtime for ordinary
@@ -717,14 +707,7 @@ func TestPodFeatures(t *testing.T) {
 	const name = "k8s-features"
 	full := name + "-k8s-node"
 	const hostPort = 18080
-	yaml := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s
-  namespace: default
-spec:
-  terminationGracePeriodSeconds: 5
-  shareProcessNamespace: true
+	yaml := podYAML(`  shareProcessNamespace: true
   volumes:
   - name: www
     emptyDir: {}
@@ -759,27 +742,17 @@ spec:
       limits: {cpu: 100m, memory: 64Mi}
 `, name, s.image, hostPort)
 	manifestPath := addManifest(t, s, name, yaml)
-	deleted := false
-	defer func() {
-		if !deleted {
-			os.Remove(manifestPath)
-		}
-	}()
 
 	var podID, podUID string
 	ids := map[string]string{}
 	states := map[string]string{}
 	waitFor(t, "web and side run after init exited", 120*time.Second, func() error {
-		var pl podList
-		if err := s.crictlJSON(&pl, "pods", "--name", name, "--state", "ready", "-o", "json"); err != nil {
+		var err error
+		if podID, podUID, err = s.readyPod(name); err != nil {
 			return err
 		}
-		if len(pl.Items) != 1 {
-			return fmt.Errorf("pods: %+v", pl.Items)
-		}
-		podID, podUID = pl.Items[0].ID, pl.Items[0].Metadata.UID
-		var cl containerList
-		if err := s.crictlJSON(&cl, "ps", "-a", "--pod", podID, "-o", "json"); err != nil {
+		cl, err := s.containers("-a", "--pod", podID)
+		if err != nil {
 			return err
 		}
 		for _, c := range cl.Containers {
@@ -843,26 +816,6 @@ spec:
 		t.Errorf("web's memory limit: %q, %v", b, err)
 	}
 
-	if err := os.Remove(manifestPath); err != nil {
-		t.Fatal(err)
-	}
-	deleted = true
-	waitFor(t, "the pod's sandbox and containers are removed", 150*time.Second, func() error {
-		var pl podList
-		if err := s.crictlJSON(&pl, "pods", "-o", "json"); err != nil {
-			return err
-		}
-		if len(pl.Items) > 0 {
-			return fmt.Errorf("pods: %+v", pl.Items)
-		}
-		out, err := run(s.docker, "-H", s.dockerHost, "ps", "-a", "-q")
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(out) != "" {
-			return fmt.Errorf("containers: %q", out)
-		}
-		return nil
-	})
+	deletePod(t, s, manifestPath)
 	_ = full
 }

@@ -187,12 +187,6 @@ func (r *reader) flushPieces() error {
 // output ended without a newline, and Read delivers it as a line. It
 // reads the file backwards, and of each record only its head.
 func tailOffset(f *os.File, n int) (int64, int, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, 0, err
-	}
-	const block = 32 * 1024
-	buf := make([]byte, block)
 	head := make([]byte, 128)
 	found := 0
 	// isFull tells whether the record starting at off is an F one.
@@ -206,36 +200,36 @@ func tailOffset(f *os.File, n int) (int64, int, error) {
 	}
 	// next is the start of the record after the one being looked at;
 	// the last, unterminated one (if any) is never counted.
-	pos, next := st.Size(), int64(-1)
-	isEnd := func(off int64) bool {
-		if next == st.Size() {
-			return true // the last record (the file ends in a newline)
-		}
-		return isFull(off)
-	}
-	for pos > 0 {
-		sz := min(int64(block), pos)
-		pos -= sz
-		if _, err := f.ReadAt(buf[:sz], pos); err != nil {
-			return 0, 0, err
-		}
-		for i := sz - 1; i >= 0; i-- {
-			if buf[i] != '\n' {
-				continue
+	var size int64
+	next := int64(-1)
+	// atEnd tells whether the record starting at off ends a line, and
+	// counts it; true once it is the (n+1)th from the end.
+	atEnd := func(off int64) bool {
+		// The last record ends a line whatever it is (the file ends in
+		// a newline after it).
+		if next >= 0 && (next == size || isFull(off)) {
+			if found++; found == n+1 {
+				return true
 			}
-			start := pos + i + 1
-			if next >= 0 && isEnd(start) {
-				if found++; found == n+1 {
-					return next, n, nil
-				}
-			}
-			next = start
 		}
+		next = off
+		return false
 	}
-	if next >= 0 && isEnd(0) {
-		if found++; found == n+1 {
-			return next, n, nil
-		}
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	size = st.Size()
+	stopped, err := logfile.LineStarts(f, size, atEnd)
+	if err != nil {
+		return 0, 0, err
+	}
+	if stopped {
+		return next, n, nil
+	}
+	// The first record starts the file, after no newline.
+	if atEnd(0) {
+		return next, n, nil
 	}
 	return 0, found, nil
 }

@@ -3,6 +3,8 @@ package jsonfilelog
 import (
 	"bufio"
 	"os"
+
+	"github.com/sdengine/engine/daemon/logger/logfile"
 )
 
 // lineReader returns complete '\n'-terminated lines of any length. At EOF
@@ -42,29 +44,16 @@ func tailOffset(f *os.File, n int) (int64, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	const block = 32 * 1024
-	buf := make([]byte, block)
-	pos := st.Size()
 	newlines := 0
-	for pos > 0 {
-		sz := int64(block)
-		if pos < sz {
-			sz = pos
-		}
-		pos -= sz
-		if _, err := f.ReadAt(buf[:sz], pos); err != nil {
-			return 0, 0, err
-		}
-		for i := sz - 1; i >= 0; i-- {
-			if buf[i] != '\n' {
-				continue
-			}
-			// The (n+1)th newline from the end precedes the n last lines.
-			newlines++
-			if newlines == n+1 {
-				return pos + i + 1, n, nil
-			}
-		}
+	var start int64
+	found, err := logfile.LineStarts(f, st.Size(), func(off int64) bool {
+		// The (n+1)th newline from the end precedes the n last lines.
+		newlines++
+		start = off
+		return newlines == n+1
+	})
+	if err != nil || !found {
+		return 0, newlines, err
 	}
-	return 0, newlines, nil
+	return start, n, nil
 }

@@ -379,3 +379,25 @@ func tailStart(segs []*segment, n int, tail TailOffset) (int, int64, error) {
 	}
 	return 0, 0, nil
 }
+
+// LineStarts calls fn with the offset just past each newline of the first
+// size bytes of f, from the end back to the start (for a driver's
+// TailOffset, which must not read a big file from its beginning), until fn
+// returns true. It tells whether fn stopped it.
+func LineStarts(f *os.File, size int64, fn func(off int64) (stop bool)) (bool, error) {
+	const block = 32 * 1024
+	buf := make([]byte, block)
+	for pos := size; pos > 0; {
+		sz := min(int64(block), pos)
+		pos -= sz
+		if _, err := f.ReadAt(buf[:sz], pos); err != nil {
+			return false, err
+		}
+		for i := sz - 1; i >= 0; i-- {
+			if buf[i] == '\n' && fn(pos+i+1) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

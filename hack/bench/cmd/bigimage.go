@@ -76,20 +76,15 @@ func makeBigImage(path, ref string, layers int, layerBytes int64, seedBase int) 
 		if err := tarDir(tw, filepath.Dir(layerPaths[i])); err != nil {
 			return 0, err
 		}
-		if err := tarFile(tw, layerPaths[i], lf); err != nil {
+		if err := tarFile(tw, layerPaths[i], lf, 0o644); err != nil {
 			return 0, err
 		}
 	}
-	for _, m := range []struct {
-		name string
-		data []byte
-	}{{cfgName, cfg}, {"manifest.json", manifest}} {
-		if err := tw.WriteHeader(&tar.Header{Name: m.name, Mode: 0o644, Size: int64(len(m.data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
-			return 0, err
-		}
-		if _, err := tw.Write(m.data); err != nil {
-			return 0, err
-		}
+	if err := tarBytes(tw, cfgName, cfg); err != nil {
+		return 0, err
+	}
+	if err := tarBytes(tw, "manifest.json", manifest); err != nil {
+		return 0, err
 	}
 	if err := tw.Close(); err != nil {
 		return 0, err
@@ -130,7 +125,34 @@ func tarDir(tw *tar.Writer, name string) error {
 	return tw.WriteHeader(&tar.Header{Name: name + "/", Mode: 0o755, ModTime: time.Unix(0, 0), Typeflag: tar.TypeDir})
 }
 
-func tarFile(tw *tar.Writer, name, src string) error {
+// writeTar creates the tar file path and has fill write its entries.
+func writeTar(path string, fill func(*tar.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	if err := fill(tw); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// tarBytes writes data as the regular file name.
+func tarBytes(tw *tar.Writer, name string, data []byte) error {
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	_, err := tw.Write(data)
+	return err
+}
+
+// tarFile writes the file src as the regular file name with mode.
+func tarFile(tw *tar.Writer, name, src string, mode int64) error {
 	f, err := os.Open(src)
 	if err != nil {
 		return err
@@ -140,7 +162,7 @@ func tarFile(tw *tar.Writer, name, src string) error {
 	if err != nil {
 		return err
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: st.Size(), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: st.Size(), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}
 	_, err = io.Copy(tw, f)

@@ -44,63 +44,30 @@ func writeImageArchive(path, ref, layerTar string, entrypoint, cmd []string) err
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	tw := tar.NewWriter(f)
-	if err := tarDir(tw, sum); err != nil {
-		return err
-	}
-	if err := tarFile(tw, layerPath, layerTar); err != nil {
-		return err
-	}
-	for _, m := range []struct {
-		name string
-		data []byte
-	}{{cfgName, cfg}, {"manifest.json", manifest}} {
-		if err := tw.WriteHeader(&tar.Header{Name: m.name, Mode: 0o644, Size: int64(len(m.data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
+	return writeTar(path, func(tw *tar.Writer) error {
+		if err := tarDir(tw, sum); err != nil {
 			return err
 		}
-		if _, err := tw.Write(m.data); err != nil {
+		if err := tarFile(tw, layerPath, layerTar, 0o644); err != nil {
 			return err
 		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return f.Close()
+		if err := tarBytes(tw, cfgName, cfg); err != nil {
+			return err
+		}
+		return tarBytes(tw, "manifest.json", manifest)
+	})
 }
 
 // writePauseLayer writes a layer tar holding the static pause binary as
 // /pause, the sandbox image's entrypoint.
 func writePauseLayer(path, pauseBin string) error {
-	src, err := os.Open(pauseBin)
+	err := writeTar(path, func(tw *tar.Writer) error {
+		return tarFile(tw, "pause", pauseBin, 0o755)
+	})
 	if err != nil {
-		return fmt.Errorf("pause binary: %w", err)
+		return fmt.Errorf("pause layer: %w", err)
 	}
-	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	tw := tar.NewWriter(f)
-	if err := tw.WriteHeader(&tar.Header{Name: "pause", Mode: 0o755, Size: st.Size(), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
-		return err
-	}
-	if _, err := io.Copy(tw, src); err != nil {
-		return err
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
 // makePauseImage writes the sandbox image archive for containerd into dir.
