@@ -105,8 +105,14 @@ func (g *group) handle(conn *net.UnixConn) {
 	}()
 	reply := func(r shimproto.Response) { _ = shimproto.WriteJSONLine(conn, r) }
 	if req.Op == shimproto.OpRetire && len(files) == 0 {
+		// Closed before the acknowledgement: a daemon told "retired"
+		// never has a create admitted here afterwards.
+		exitNow := g.retire()
 		reply(shimproto.Response{})
-		g.retire()
+		if exitNow {
+			slog.Info("shim: retired by a new daemon with no container; exiting")
+			g.exit()
+		}
 		return
 	}
 	if req.Op != shimproto.OpCreate || req.Create == nil {
@@ -166,18 +172,16 @@ func (g *group) release() {
 	}
 }
 
-// retire refuses every create from now on; the shim exits at once if it
-// hosts nothing, else after its last container (release).
-func (g *group) retire() {
+// retire refuses every create from now on. It reports whether the shim
+// hosts nothing and so must exit now (the caller exits once it has
+// answered); else the shim exits after its last container (release).
+func (g *group) retire() (exitNow bool) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.closeLocked()
-	now := g.n == 0 && !g.exiting
-	g.exiting = g.exiting || now
-	g.mu.Unlock()
-	if now {
-		slog.Info("shim: retired by a new daemon with no container; exiting")
-		g.exit()
-	}
+	exitNow = g.n == 0 && !g.exiting
+	g.exiting = g.exiting || exitNow
+	return exitNow
 }
 
 // exitIfIdle ends a shim that was never given a container.
