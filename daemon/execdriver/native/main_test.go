@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/seccomp"
@@ -141,12 +142,18 @@ func checkClean() error {
 		}
 		_ = os.Remove(d)
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), shimproto.ShimCommand+"\x00"+testBase) {
-			problems = append(problems, "shim process "+p)
-		}
+	// A shim ends on its own once its last container is released; that
+	// exit is asynchronous and, under -race, takes a moment. Give the
+	// shims that long, not the 30 s idle timeout that would hide a shim
+	// no container ever reached.
+	deadline := time.Now().Add(shimExitGrace)
+	shims := testShims()
+	for len(shims) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		shims = testShims()
+	}
+	for _, p := range shims {
+		problems = append(problems, "shim process "+p)
 	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err == nil {
@@ -162,4 +169,21 @@ func checkClean() error {
 		return fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	return nil
+}
+
+// shimExitGrace bounds how long checkClean waits for released shims to
+// exit; well under the shim's idle timeout.
+const shimExitGrace = 10 * time.Second
+
+// testShims lists the /proc cmdline paths of shims this test run started.
+func testShims() []string {
+	var shims []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), shimproto.ShimCommand+"\x00"+testBase) {
+			shims = append(shims, p)
+		}
+	}
+	return shims
 }
