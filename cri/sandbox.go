@@ -37,6 +37,9 @@ func (s *Server) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandbo
 	if h := req.RuntimeHandler; h != "" && h != defaultHandler {
 		return nil, notFound("runtime handler %q: the only one is %q", h, defaultHandler)
 	}
+	if err := checkUserns(cfg.GetLinux().GetSecurityContext().GetNamespaceOptions().GetUsernsOptions()); err != nil {
+		return nil, err
+	}
 	sb := &sandbox{
 		ID:        stringid.GenerateRandomID(),
 		CreatedAt: time.Now().UnixNano(),
@@ -75,9 +78,6 @@ func (s *Server) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandbo
 			return nil, err
 		}
 		sb.Infra = infra
-	}
-	if ns.GetUsernsOptions() != nil && ns.GetUsernsOptions().GetMode() == runtimeapi.NamespaceMode_POD {
-		return nil, unimplemented("user namespaces are not supported yet")
 	}
 	hostname := cfg.Hostname
 	if hostNet {
@@ -373,4 +373,27 @@ func matchLabels(labels, sel map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// checkUserns refuses, before anything of the pod is made, the user
+// namespace options the engine cannot honour. A pod runs in the node's user
+// namespace (NODE, or no options); a user namespace of its own (POD) is not
+// built yet, and CONTAINER or TARGET are not modes a pod's user namespace
+// can have. Running such a pod in the node's namespace instead would give
+// its root the node's root.
+func checkUserns(u *runtimeapi.UserNamespace) error {
+	if u == nil {
+		return nil // no options: the node's (POD is the enum's zero value)
+	}
+	switch u.Mode {
+	case runtimeapi.NamespaceMode_NODE:
+		if len(u.GetUids()) > 0 || len(u.GetGids()) > 0 {
+			return invalid("user namespace mode NODE takes no ID mappings")
+		}
+		return nil
+	case runtimeapi.NamespaceMode_POD:
+		return unimplemented("user namespaces for pods (hostUsers: false) are not supported yet")
+	default:
+		return invalid("user namespace mode %s: a pod's user namespace is NODE or POD", u.GetMode())
+	}
 }

@@ -258,6 +258,19 @@ func TestCRIBadInput(t *testing.T) {
 	if _, err := cd.rs.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("h", 0), RuntimeHandler: "kata"}); code(err) != codes.NotFound {
 		t.Errorf("unknown runtime handler: %v", err)
 	}
+	// A pod's own user namespace is not built yet, and CONTAINER is no
+	// mode for one: both are refused, not run in the node's namespace.
+	for mode, want := range map[runtimeapi.NamespaceMode]codes.Code{
+		runtimeapi.NamespaceMode_POD:       codes.Unimplemented,
+		runtimeapi.NamespaceMode_CONTAINER: codes.InvalidArgument,
+	} {
+		cfg := podConfig("userns", 0)
+		cfg.Linux.SecurityContext.NamespaceOptions.UsernsOptions = &runtimeapi.UserNamespace{Mode: mode,
+			Uids: []*runtimeapi.IDMapping{{ContainerId: 0, HostId: 1000, Length: 65536}}}
+		if _, err := cd.rs.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg}); code(err) != want {
+			t.Errorf("user namespace mode %v: %v, want %v", mode, err, want)
+		}
+	}
 	// Stops and removals of what is not there succeed: the kubelet
 	// retries them.
 	if _, err := cd.rs.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "0123456789ab"}); err != nil {
