@@ -25,16 +25,7 @@ const inNetnsVar = "SDENGINE_LIBNETWORK_TEST_NETNS"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(inNetnsVar) == "" && os.Geteuid() == 0 {
-		cmd := exec.Command("unshare", append([]string{"-n", os.Args[0]}, os.Args[1:]...)...)
-		cmd.Env = append(os.Environ(), inNetnsVar+"=1")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				os.Exit(ee.ExitCode())
-			}
-			os.Exit(1)
-		}
-		os.Exit(0)
+		testenv.Reexec(inNetnsVar, "-n")
 	}
 	os.Exit(m.Run())
 }

@@ -31,17 +31,7 @@ func TestMain(m *testing.M) {
 		missing = missingForMachined()
 	}
 	if os.Getenv(inNSEnv) == "" && missing == "" {
-		cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", os.Args[0]}, os.Args[1:]...)...)
-		cmd.Env = append(os.Environ(), inNSEnv+"=1")
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				os.Exit(ee.ExitCode())
-			}
-			fmt.Fprintln(os.Stderr, "re-exec in a mount namespace:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		testenv.Reexec(inNSEnv, "--mount", "--propagation", "private")
 	}
 	if os.Getenv(inNSEnv) != "" {
 		if err := syscall.Mount("tmpfs", "/run", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=755"); err != nil {

@@ -36,18 +36,7 @@ func TestMain(m *testing.M) {
 		missing = missingForJournald()
 	}
 	if os.Getenv(nsEnv) == "" && missing == "" {
-		cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", os.Args[0]}, os.Args[1:]...)...)
-		cmd.Env = append(os.Environ(), nsEnv+"=1")
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			os.Exit(ee.ExitCode())
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "re-exec in a mount namespace:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		testenv.Reexec(nsEnv, "--mount", "--propagation", "private")
 	}
 	var stop func()
 	if os.Getenv(nsEnv) == "1" {
