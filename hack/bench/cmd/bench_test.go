@@ -106,27 +106,7 @@ func TestMakeBigImage(t *testing.T) {
 	if size < 2<<20 {
 		t.Fatalf("size %d", size)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	files := map[string][]byte{}
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h.Name] = b
-	}
+	files := tarFiles(t, path)
 	var manifest []struct {
 		Config   string
 		RepoTags []string
@@ -391,24 +371,7 @@ func TestWriteImageArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	files := map[string][]byte{}
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(tr)
-		files[h.Name] = b
-	}
+	files := tarFiles(t, img)
 	var m []struct {
 		Config   string
 		RepoTags []string
@@ -434,5 +397,31 @@ func TestWriteImageArchive(t *testing.T) {
 	h, err := lr.Next()
 	if err != nil || h.Name != "pause" || h.Mode&0o111 == 0 {
 		t.Fatalf("pause layer: %+v %v", h, err)
+	}
+}
+
+// tarFiles reads the archive at path: each entry's name and content.
+func tarFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = b
 	}
 }
