@@ -35,6 +35,10 @@ type badCreate struct {
 // that name may appear under /sys/fs/cgroup.
 var escapeParent = fmt.Sprintf("it-escape-%d", os.Getpid())
 
+// emptyDevDir is a directory given as a device: this suite's own, since a
+// second suite on the machine removes its copy when its test ends.
+var emptyDevDir = fmt.Sprintf("/var/empty-it-%d", os.Getpid())
+
 func badCreates() []badCreate {
 	return []badCreate{
 		{"device missing", []string{"--device", "/dev/nosuch"},
@@ -43,9 +47,9 @@ func badCreates() []badCreate {
 		{"device not a device", []string{"--device", "/etc/passwd:/dev/x"},
 			`{"Devices":[{"PathOnHost":"/etc/passwd","PathInContainer":"/dev/x","CgroupPermissions":"rwm"}]}`,
 			`error gathering device information while adding custom device "/etc/passwd": not a device node`, false, false},
-		{"device empty directory", []string{"--device", "/var/empty-it:/dev/x"},
-			`{"Devices":[{"PathOnHost":"/var/empty-it","PathInContainer":"/dev/x","CgroupPermissions":"rwm"}]}`,
-			`error gathering device information while adding custom device "/var/empty-it": not a device node`, false, false},
+		{"device empty directory", []string{"--device", emptyDevDir + ":/dev/x"},
+			`{"Devices":[{"PathOnHost":"` + emptyDevDir + `","PathInContainer":"/dev/x","CgroupPermissions":"rwm"}]}`,
+			`error gathering device information while adding custom device "` + emptyDevDir + `": not a device node`, false, false},
 		{"device bad mode", []string{"--device", "/dev/null:/dev/x:rwx"},
 			`{"Devices":[{"PathOnHost":"/dev/null","PathInContainer":"/dev/x","CgroupPermissions":"rwx"}]}`,
 			"bad mode specified: rwx", true, true},
@@ -82,10 +86,10 @@ func badCreates() []badCreate {
 // our CLI and the stock CLI (docker run exits 125), and nothing is left:
 // no container, no name, no cgroup.
 func TestValidationRefusedAtCreate(t *testing.T) {
-	if err := os.MkdirAll("/var/empty-it", 0o755); err != nil {
+	if err := os.MkdirAll(emptyDevDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Remove("/var/empty-it")
+	defer os.Remove(emptyDevDir)
 	cases := badCreates()
 	before := allIDs(t)
 	t.Run("api", func(t *testing.T) {
