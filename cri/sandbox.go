@@ -394,6 +394,6 @@ func checkUserns(u *runtimeapi.UserNamespace) error {
 	case runtimeapi.NamespaceMode_POD:
 		return unimplemented("user namespaces for pods (hostUsers: false) are not supported yet")
 	default:
-		return invalid("user namespace mode %s: a pod's user namespace is NODE or POD", u.GetMode())
+		return invalid("user namespace mode %s: a pod's user namespace is NODE or POD", u.Mode)
 	}
 }

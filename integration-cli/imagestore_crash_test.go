@@ -3,12 +3,10 @@
 package integrationcli
 
 import (
-	"archive/tar"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -17,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sdengine/engine/internal/testenv"
 )
 
 // The image store's fault-injection suite: dockerd is stopped at a named
@@ -228,23 +228,7 @@ func savedLayerDigest(t *testing.T, d *Daemon, ref string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "saved.tar")
 	d.MustCLI(t, "save", "-o", out, ref)
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	files := map[string][]byte{}
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h.Name], _ = io.ReadAll(tr)
-	}
+	files := testenv.TarFiles(t, out)
 	var m []struct{ Layers []string }
 	if err := json.Unmarshal(files["manifest.json"], &m); err != nil || len(m) != 1 || len(m[0].Layers) != 1 {
 		t.Fatalf("saved manifest %s: %v", files["manifest.json"], err)

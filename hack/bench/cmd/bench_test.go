@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sdengine/engine/internal/testenv"
 )
 
 func TestSummarise(t *testing.T) {
@@ -106,7 +108,7 @@ func TestMakeBigImage(t *testing.T) {
 	if size < 2<<20 {
 		t.Fatalf("size %d", size)
 	}
-	files := tarFiles(t, path)
+	files := testenv.TarFiles(t, path)
 	var manifest []struct {
 		Config   string
 		RepoTags []string
@@ -371,7 +373,7 @@ func TestWriteImageArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := tarFiles(t, img)
+	files := testenv.TarFiles(t, img)
 	var m []struct {
 		Config   string
 		RepoTags []string
@@ -397,31 +399,5 @@ func TestWriteImageArchive(t *testing.T) {
 	h, err := lr.Next()
 	if err != nil || h.Name != "pause" || h.Mode&0o111 == 0 {
 		t.Fatalf("pause layer: %+v %v", h, err)
-	}
-}
-
-// tarFiles reads the archive at path: each entry's name and content.
-func tarFiles(t *testing.T, path string) map[string][]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	files := map[string][]byte{}
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h.Name] = b
 	}
 }
